@@ -1,0 +1,33 @@
+# Two commands do all the set-up on a fresh clone:
+#   make run    create .venv, install, ingest the example handbook, answer example questions
+#               (starts the Slack bot instead when Slack tokens are in the environment or .env)
+#   make check  create .venv, install with dev tools, run ruff, mypy (strict on core/) and the tests
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run check lint typecheck test clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/sourced start
+
+lint: $(STAMP)
+	$(BIN)/ruff check core bot tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+check: lint typecheck test
+
+clean:
+	rm -rf $(VENV) sourced.db sourced.db-wal sourced.db-shm

@@ -1,0 +1,1 @@
+"""The Slack adapter and the command line: everything that talks to people."""

@@ -1,0 +1,36 @@
+"""`sourced`: the command line entry point. Each subcommand lives in `bot.commands.<name>`."""
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+from bot.commands import ask, audit, demo, ingest, start
+from core.config import ConfigError
+
+COMMANDS = (start, demo, ingest, ask, audit)
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="sourced", description=__doc__)
+    root.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
+    subparsers = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(subparsers)
+    return root
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        code: int = args.run(args)
+    except ConfigError as error:
+        print(f"sourced: configuration error: {error}", file=sys.stderr)
+        return 2
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per `sourced` subcommand, each exposing `register(subparsers)`."""

@@ -1,0 +1,51 @@
+"""`sourced ask "QUESTION"`: run the guarded core as a given principal (an operator's tool)."""
+
+import argparse
+import json
+from typing import Any
+
+from rich.console import Console
+
+from bot.commands.common import add_config_option, application, operator_principal
+from core.application.orchestrator import Question
+from core.application.presenting import outcome_as_dict
+from core.domain import Audience, Outcome
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("ask", help="ask a question as a given principal")
+    parser.add_argument("question")
+    parser.add_argument("--roles", default="", help="comma-separated roles, e.g. hr,legal")
+    parser.add_argument("--guest", action="store_true", help="ask as a guest (not `everyone`)")
+    parser.add_argument("--user", default="cli-operator", help="user id recorded in the audit log")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_config_option(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    principal = operator_principal(args.roles, guest=args.guest, user=args.user)
+    sourced = application(args, progress=False)
+    outcome = sourced.orchestrator.ask(Question(text=args.question, principal=principal,
+                                                audience=Audience.only(principal)))
+    if args.json:
+        print(json.dumps(outcome_as_dict(outcome), ensure_ascii=False, indent=2))
+    else:
+        print_outcome(Console(), outcome)
+    return 0
+
+
+def print_outcome(console: Console, outcome: Outcome) -> None:
+    """A readable rendering for the terminal: the reply, then its sources or starting points."""
+    view = outcome_as_dict(outcome)
+    style = {"answered": "green", "clarify": "yellow"}.get(view["outcome"], "red")
+    console.print(f"[{style}]{view['outcome']}[/] ({view['kind']})", highlight=False)
+    console.print(view["text"], markup=False, highlight=False)
+    for citation in view["citations"]:
+        console.print(f"  [{citation['n']}] {citation['title']} > {citation['heading'].split(' > ')[-1]}"
+                      f" ({citation['tier']}, {citation['chunk_id']})", markup=False, highlight=False)
+    for passage in view["nearest"]:
+        console.print(f"  - {passage['title']} > {passage['heading'].split(' > ')[-1]}", markup=False,
+                      highlight=False)
+    for option in view["options"]:
+        console.print(f"  ? {option['label']}", markup=False, highlight=False)

@@ -1,0 +1,24 @@
+"""What several commands share: the `--config` option and building the application from it."""
+
+import argparse
+from pathlib import Path
+
+from core.bootstrap import Sourced, bootstrap
+from core.domain import EVERYONE, Principal
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def add_config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, default=None,
+                        help="sourced.yml (default: $SOURCED_CONFIG, else ./sourced.yml)")
+
+
+def application(args: argparse.Namespace, *, progress: bool = True) -> Sourced:
+    return bootstrap(config_file=args.config, progress=progress)
+
+
+def operator_principal(roles: str, *, guest: bool, user: str) -> Principal:
+    """The principal an operator asks as, from the command line (never from the question's text)."""
+    named = {role.strip() for role in roles.split(",") if role.strip()}
+    return Principal(user_id=user, roles=frozenset(named if guest else named | {EVERYONE}), is_guest=guest)

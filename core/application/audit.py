@@ -1,0 +1,75 @@
+"""What an audit record holds: the decision and its evidence, never the question as typed."""
+
+import hashlib
+import hmac
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final, Literal
+
+from core.domain import OutcomeKind, RiskLevel
+
+AuditMode = Literal["best_effort", "required"]
+PREVIEW_LENGTH: Final = 80
+
+_REDACTIONS: Final = (
+    ("[email]", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
+    ("[iban]", re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b", re.IGNORECASE)),
+    ("[card]", re.compile(r"\b(?:\d[ -]?){12,18}\d\b")),
+    ("[national-id]", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
+    ("[phone]", re.compile(r"(?<!\w)\+?\(?\d[\d ().-]{6,}\d\b")),
+)
+
+
+def question_sha256(question: str) -> str:
+    return hashlib.sha256(question.encode("utf-8")).hexdigest()
+
+
+def question_preview(question: str) -> str:
+    """The question with card numbers, ids, IBANs, e-mails and phone numbers masked, at most 80 characters."""
+    redacted = question
+    for label, pattern in _REDACTIONS:
+        redacted = pattern.sub(label, redacted)
+    redacted = " ".join(redacted.split())
+    if len(redacted) <= PREVIEW_LENGTH:
+        return redacted
+    return redacted[: PREVIEW_LENGTH - 1] + "…"
+
+
+def user_reference(user_id: str, key: bytes | None) -> str:
+    """The user id as stored: itself, or a keyed hash when the deployment configures a key."""
+    if key is None:
+        return user_id
+    return "h:" + hmac.new(key, user_id.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScoredId:
+    chunk_id: str
+    score: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class CitedId:
+    chunk_id: str
+    content_hash: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditRecord:
+    correlation_id: str
+    at: datetime
+    workspace_id: str | None
+    channel_id: str | None
+    user_ref: str
+    question_sha256: str
+    question_preview: str
+    risk: RiskLevel | None
+    kind: OutcomeKind
+    retrieved: tuple[ScoredId, ...]
+    cited: tuple[CitedId, ...]
+    claim_map: tuple[tuple[int, tuple[str, ...]], ...]
+    model: str | None
+    prompt_version: str | None
+    latency_ms: float
+    detail: str | None = None

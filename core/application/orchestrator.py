@@ -1,0 +1,304 @@
+"""The pipeline of DESIGN section 2, one named step at a time. Every path ends in an audited outcome."""
+
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from core.application import refusals
+from core.application.audit import (
+    AuditMode,
+    AuditRecord,
+    CitedId,
+    ScoredId,
+    question_preview,
+    question_sha256,
+    user_reference,
+)
+from core.application.checks import cited_chunks, citation_tier, unknown_chunk_ids, unsupported_reason
+from core.application.clarify import clarification_options
+from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope
+from core.application.ports import AnswerModel, AuditSink, Clock, GenerationRequest, Index, Metrics, RiskClassifier
+from core.application.routing import OwnerRouter
+from core.application.shape import classify_shape, invalid_reason
+from core.domain import (
+    Answered,
+    Audience,
+    Citation,
+    CitationInvariantError,
+    Claim,
+    Clarify,
+    Outcome,
+    Passage,
+    Principal,
+    Refused,
+    RefusalKind,
+    RetrievedChunk,
+    RiskAssessment,
+    ensure_citation_invariant,
+)
+
+log = logging.getLogger(__name__)
+
+INVALID_QUERY_TEXT: Final = {
+    "empty": refusals.INVALID_QUERY_EMPTY,
+    "too_long": refusals.INVALID_QUERY_TOO_LONG,
+    "control_characters": refusals.INVALID_QUERY_CONTROL,
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Question:
+    """One question, with the identity and audience the trusted caller resolved (never the text)."""
+
+    text: str
+    principal: Principal
+    audience: Audience
+    workspace_id: str | None = None
+    channel_id: str | None = None
+    correlation_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetrievalPolicy:
+    """Depth and floors per risk: high risk retrieves deeper and demands stronger matches."""
+
+    depth: int = 8
+    high_risk_depth: int = 12
+    floor: float = 0.35
+    high_risk_floor: float = 0.45
+    weak_floor: float = 0.12
+    nearest: int = 3
+
+    def for_risk(self, risk: RiskAssessment) -> tuple[int, float]:
+        if risk.is_high:
+            return self.high_risk_depth, self.high_risk_floor
+        return self.depth, self.floor
+
+
+@dataclass(kw_only=True)
+class Evidence:
+    """What the pipeline saw on the way to its outcome: the audit record and the evaluation read it."""
+
+    correlation_id: str
+    risk: RiskAssessment | None = None
+    retrieved: Sequence[RetrievedChunk] = ()
+    given_to_model: Sequence[RetrievedChunk] = ()
+    model_called: bool = False
+    claim_map: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    detail: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+class Orchestrator:
+    def __init__(
+        self,
+        *,
+        index: Index,
+        model: AnswerModel,
+        audit: AuditSink,
+        risk: RiskClassifier,
+        clock: Clock,
+        metrics: Metrics,
+        router: OwnerRouter,
+        policy: RetrievalPolicy | None = None,
+        audit_mode: AuditMode = "best_effort",
+        user_hash_key: bytes | None = None,
+        new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+    ) -> None:
+        self._index = index
+        self._model = model
+        self._audit = audit
+        self._risk = risk
+        self._clock = clock
+        self._metrics = metrics
+        self._router = router
+        self._policy = policy or RetrievalPolicy()
+        self._audit_mode = audit_mode
+        self._user_hash_key = user_hash_key
+        self._new_id = new_id
+
+    def ask(self, question: Question) -> Outcome:
+        return self.ask_with_evidence(question)[0]
+
+    def ask_with_evidence(self, question: Question) -> tuple[Outcome, Evidence]:
+        started = self._clock.monotonic()
+        evidence = Evidence(correlation_id=question.correlation_id or self._new_id())
+        outcome = self._decide(question, evidence)
+        return self._finish(question, outcome, evidence, started), evidence
+
+    # -- the pipeline ------------------------------------------------------------------------------------
+
+    def _decide(self, question: Question, evidence: Evidence) -> Outcome:
+        invalid = invalid_reason(question.text)  # 2. validate
+        if invalid is not None:
+            text = INVALID_QUERY_TEXT[invalid].format(limit=len(question.text))
+            return self._refuse("invalid_query", evidence, text=text, owner=None)
+
+        evidence.risk = self._risk.assess(question.text)  # 3. classify
+        shape = classify_shape(question.text)
+
+        depth, floor = self._policy.for_risk(evidence.risk)  # 4. retrieve, scoped to the audience
+        candidates = self._index.search(question.text, audience=question.audience, limit=depth)
+        evidence.retrieved = candidates
+        usable = [chunk for chunk in candidates if chunk.score >= floor]
+
+        if shape.aggregate:
+            return self._refuse("not_answerable", evidence, owner=self._owner(question, candidates))
+        gap = self._router.gap_for(question.text, usable)
+        if gap is not None:
+            return self._refuse("not_in_corpus", evidence, owner=gap.owner)
+        if not usable:  # 5. nothing usable: refuse without calling the model
+            return self._nothing_usable(question, candidates, floor, evidence)
+
+        options = clarification_options(question.text, shape, usable)  # 6. topics split
+        if options:
+            return Clarify(text=refusals.AMBIGUOUS, options=options, risk=evidence.risk,
+                           correlation_id=evidence.correlation_id)
+
+        evidence.given_to_model, evidence.model_called = usable, True  # 7. generate
+        try:
+            raw = self._model.generate(GenerationRequest(question=question.text, chunks=usable,
+                                                         risk=evidence.risk))
+        except Exception as error:  # noqa: BLE001  # any model failure is a refusal, never a traceback
+            evidence.detail = f"model failed: {type(error).__name__}"
+            return self._refuse("model_unavailable", evidence, owner=self._owner(question, candidates))
+
+        return self._verify(question, raw, usable, evidence)  # 8-9. check, then build the answer
+
+    def _nothing_usable(self, question: Question, permitted: Sequence[RetrievedChunk], floor: float,
+                        evidence: Evidence) -> Refused:
+        """Refuse from what the audience may see; the unscoped probe only names the true kind for the audit."""
+        weak = [chunk for chunk in permitted if chunk.score >= self._policy.weak_floor]
+        shown: RefusalKind = "not_retrieved" if weak else "not_in_corpus"
+        hidden_match = self._index.best_unscoped_score(question.text) >= floor
+        nearest = tuple(chunk.passage for chunk in weak[: self._policy.nearest])
+        return self._refuse(
+            "not_permitted" if hidden_match else shown,
+            evidence,
+            shown_as=shown,
+            owner=self._owner(question, permitted),
+            nearest=nearest if shown == "not_retrieved" else (),
+        )
+
+    def _verify(self, question: Question, raw: str, usable: Sequence[RetrievedChunk],
+                evidence: Evidence) -> Outcome:
+        owner = self._owner(question, usable)
+        try:
+            envelope = parse_envelope(raw)
+        except MalformedEnvelope as error:
+            evidence.detail = str(error)
+            return self._refuse("malformed_response", evidence, owner=owner)
+        if not envelope.found:
+            self._note_refusal_prose(envelope, evidence)
+            return self._refuse("model_self_refusal", evidence, owner=owner)
+        if refusals.reads_like_refusal(envelope.answer):
+            log.error("phrasing drift: found=true with refusal prose (correlation %s)", evidence.correlation_id)
+            self._metrics.phrasing_drift(severity="error")
+            evidence.detail = "found=true with refusal prose"
+            return self._refuse("model_self_refusal", evidence, owner=owner)
+        if not envelope.claims:
+            evidence.detail = "found=true without claims"
+            return self._refuse("malformed_response", evidence, owner=owner)
+        unknown = unknown_chunk_ids(envelope, [chunk.chunk_id for chunk in usable])
+        if unknown:
+            evidence.detail = f"unknown chunk ids: {unknown[:5]!r}"
+            return self._refuse("invalid_citation", evidence, owner=owner)
+        return self._grounded_answer(envelope, usable, evidence, owner)
+
+    def _grounded_answer(self, envelope: Envelope, usable: Sequence[RetrievedChunk], evidence: Evidence,
+                         owner: str | None) -> Outcome:
+        by_id = {chunk.chunk_id: chunk for chunk in usable}
+        markers: dict[str, Citation] = {}
+        claims: list[Claim] = []
+        for claim in envelope.claims:
+            cited = cited_chunks(claim, by_id)
+            reason = unsupported_reason(claim, cited)
+            if reason is not None:
+                evidence.detail = f"claim {len(claims) + 1}: {reason}"
+                return self._refuse("unsupported_claim", evidence, owner=owner)
+            for chunk in cited:
+                if chunk.chunk_id not in markers:
+                    markers[chunk.chunk_id] = Citation(n=len(markers) + 1, passage=chunk.passage,
+                                                       content_hash=chunk.content_hash,
+                                                       tier=citation_tier(claim.text, chunk))
+            claims.append(Claim(text=claim.text.strip(),
+                                citations=tuple(markers[chunk.chunk_id].n for chunk in cited)))
+        evidence.claim_map = tuple((i + 1, tuple(dict.fromkeys(c.chunk_ids))) for i, c in
+                                   enumerate(envelope.claims))
+        assert evidence.risk is not None
+        try:
+            return Answered(text=_answer_text(claims), claims=tuple(claims),
+                            citations=tuple(markers.values()), risk=evidence.risk,
+                            correlation_id=evidence.correlation_id)
+        except CitationInvariantError as error:
+            evidence.detail = str(error)
+            return self._refuse("unsupported_claim", evidence, owner=owner)
+
+    # -- helpers -----------------------------------------------------------------------------------------
+
+    def _note_refusal_prose(self, envelope: Envelope, evidence: Evidence) -> None:
+        prose = (envelope.answer or envelope.refusal_reason or "").strip()
+        if prose and prose not in refusals.BY_KIND.values():
+            log.info("phrasing drift: model refusal prose differs from ours (correlation %s)",
+                     evidence.correlation_id)
+            self._metrics.phrasing_drift(severity="info")
+        evidence.detail = "model reported found=false"
+
+    def _owner(self, question: Question, permitted: Sequence[RetrievedChunk]) -> str | None:
+        return self._router.owner_for(question.text, permitted)
+
+    def _refuse(self, kind: RefusalKind, evidence: Evidence, *, owner: str | None, text: str | None = None,
+                shown_as: RefusalKind | None = None, nearest: tuple[Passage, ...] = ()) -> Refused:
+        presented = shown_as or kind
+        return Refused(kind=kind, shown_as=shown_as if shown_as != kind else None,
+                       text=text or refusals.BY_KIND[presented], risk=evidence.risk,
+                       correlation_id=evidence.correlation_id, owner=owner, nearest=nearest)
+
+    def _finish(self, question: Question, outcome: Outcome, evidence: Evidence, started: float) -> Outcome:
+        """10. Re-check the invariant, audit, record metrics. In `required` mode no audit means no reply."""
+        ensure_citation_invariant(outcome)
+        seconds = self._clock.monotonic() - started
+        try:
+            self._audit.write(self._audit_record(question, outcome, evidence, seconds))
+        except Exception:  # noqa: BLE001  # the sink is an adapter; any failure is handled by mode
+            self._metrics.audit_write_failed()
+            if self._audit_mode == "required":
+                log.error("audit write failed in required mode; withholding reply (correlation %s)",
+                          evidence.correlation_id)
+                outcome = Refused(kind="audit_unavailable", text=refusals.AUDIT_UNAVAILABLE,
+                                  risk=evidence.risk, correlation_id=evidence.correlation_id)
+            else:
+                log.warning("audit write failed; replying anyway (best_effort, correlation %s)",
+                            evidence.correlation_id)
+                evidence.warnings.append("audit write failed")
+        self._metrics.outcome(kind=outcome.kind, risk=evidence.risk.level if evidence.risk else None,
+                              retrieved=len(evidence.retrieved), seconds=seconds)
+        return outcome
+
+    def _audit_record(self, question: Question, outcome: Outcome, evidence: Evidence,
+                      seconds: float) -> AuditRecord:
+        cited = outcome.citations if isinstance(outcome, Answered) else ()
+        return AuditRecord(
+            correlation_id=evidence.correlation_id,
+            at=self._clock.now(),
+            workspace_id=question.workspace_id,
+            channel_id=question.channel_id,
+            user_ref=user_reference(question.principal.user_id, self._user_hash_key),
+            question_sha256=question_sha256(question.text),
+            question_preview=question_preview(question.text),
+            risk=evidence.risk.level if evidence.risk else None,
+            kind=outcome.kind,
+            retrieved=tuple(ScoredId(chunk_id=c.chunk_id, score=round(c.score, 4)) for c in evidence.retrieved),
+            cited=tuple(CitedId(chunk_id=c.passage.chunk_id, content_hash=c.content_hash) for c in cited),
+            claim_map=evidence.claim_map,
+            model=self._model.name if evidence.model_called else None,
+            prompt_version=self._model.prompt_version if evidence.model_called else None,
+            latency_ms=round(seconds * 1000, 2),
+            detail=evidence.detail,
+        )
+
+
+def _answer_text(claims: Sequence[Claim]) -> str:
+    return " ".join(f"{claim.text} " + "".join(f"[{n}]" for n in claim.citations) for claim in claims)

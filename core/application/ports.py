@@ -1,0 +1,63 @@
+"""The small interfaces the orchestrator needs. Adapters implement them; tests use in-memory fakes."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from core.application.audit import AuditRecord
+from core.domain import Audience, OutcomeKind, RetrievedChunk, RiskAssessment, RiskLevel
+
+
+class Index(Protocol):
+    def search(self, query: str, *, audience: Audience, limit: int) -> Sequence[RetrievedChunk]:
+        """The best chunks the audience may see, best first, scores in 0..1. Filtered before the top-k."""
+        ...
+
+    def best_unscoped_score(self, query: str) -> float:
+        """The best score over every document, whoever may see it. Only ever used to name the refusal kind
+        in the audit record; nothing of what it finds may reach a reply."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerationRequest:
+    question: str
+    chunks: Sequence[RetrievedChunk]
+    risk: RiskAssessment
+
+
+class AnswerModel(Protocol):
+    @property
+    def name(self) -> str:
+        """Model identity and version, for the audit record."""
+        ...
+
+    @property
+    def prompt_version(self) -> str: ...
+
+    def generate(self, request: GenerationRequest) -> str:
+        """The raw envelope text. Raise on failure; the orchestrator turns any error into a refusal."""
+        ...
+
+
+class AuditSink(Protocol):
+    def write(self, record: AuditRecord) -> None: ...
+
+
+class RiskClassifier(Protocol):
+    def assess(self, question: str) -> RiskAssessment: ...
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...
+
+    def monotonic(self) -> float: ...
+
+
+class Metrics(Protocol):
+    def outcome(self, *, kind: OutcomeKind, risk: RiskLevel | None, retrieved: int, seconds: float) -> None: ...
+
+    def audit_write_failed(self) -> None: ...
+
+    def phrasing_drift(self, *, severity: str) -> None: ...

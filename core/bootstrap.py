@@ -1,0 +1,92 @@
+"""The one composition root: production defaults, keyword overrides for tests."""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from core.application.orchestrator import Orchestrator, RetrievalPolicy
+from core.application.ports import AnswerModel, AuditSink, Clock, Index, Metrics
+from core.application.risk import KeywordRiskClassifier
+from core.application.routing import KnownGap, OwnerRouter
+from core.config import Settings, SourcedConfig, config_path, load_config
+from core.llm.extractive import ExtractiveModel
+from core.observability import PrometheusMetrics, SystemClock
+from core.retrieval.index import SqliteIndex
+from core.retrieval.ingest import Ingestor
+from core.storage.audit_log import SqlAuditLog
+from core.storage.database import make_engine, migrate
+from core.storage.repositories import FeedbackLog, PendingClarifications, ProcessedEvents
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sourced:
+    """Everything a front end (the CLI, the Slack bot, the evaluation) needs, wired once."""
+
+    settings: Settings
+    config: SourcedConfig
+    engine: Engine
+    orchestrator: Orchestrator
+    index: Index
+    ingestor: Ingestor
+    audit_log: SqlAuditLog
+    processed_events: ProcessedEvents
+    feedback: FeedbackLog
+    pending: PendingClarifications
+    model: AnswerModel
+
+
+def build_model(settings: Settings) -> AnswerModel:
+    """The model named by `SOURCED_MODEL`; the extractive default needs nothing else."""
+    if settings.model == "extractive":
+        return ExtractiveModel()
+    raise ValueError(f"SOURCED_MODEL={settings.model!r} is not available in this build")
+
+
+def bootstrap(
+    settings: Settings | None = None,
+    *,
+    config: SourcedConfig | None = None,
+    config_file: Path | None = None,
+    known_gaps: tuple[KnownGap, ...] | None = None,
+    model: AnswerModel | None = None,
+    audit: AuditSink | None = None,
+    clock: Clock | None = None,
+    metrics: Metrics | None = None,
+    policy: RetrievalPolicy | None = None,
+    progress: bool = True,
+) -> Sourced:
+    settings = settings or Settings()
+    config = config or load_config(config_path(config_file, settings))
+    engine = make_engine(settings.database_url)
+    migrate(engine)
+    index = SqliteIndex(engine)
+    audit_log = SqlAuditLog(engine)
+    model = model or build_model(settings)
+    risk = config.risk
+    orchestrator = Orchestrator(
+        index=index,
+        model=model,
+        audit=audit or audit_log,
+        risk=KeywordRiskClassifier.with_keywords(high=risk.high, medium=risk.medium),
+        clock=clock or SystemClock(),
+        metrics=metrics or PrometheusMetrics(),
+        router=OwnerRouter(known_gaps=config.gaps() if known_gaps is None else known_gaps,
+                           default_owner=config.default_owner),
+        policy=policy,
+        audit_mode=settings.audit_mode,
+        user_hash_key=settings.user_hash_key.get_secret_value().encode() if settings.user_hash_key else None,
+    )
+    return Sourced(
+        settings=settings,
+        config=config,
+        engine=engine,
+        orchestrator=orchestrator,
+        index=index,
+        ingestor=Ingestor(engine, progress=progress),
+        audit_log=audit_log,
+        processed_events=ProcessedEvents(engine),
+        feedback=FeedbackLog(engine),
+        pending=PendingClarifications(engine),
+        model=model,
+    )

@@ -1,0 +1,114 @@
+"""Configuration: secrets and switches from the environment, policy from `sourced.yml`."""
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from core.application.audit import AuditMode
+from core.application.risk import DEFAULT_HIGH, DEFAULT_MEDIUM
+from core.application.routing import KnownGap
+
+ModelKind = Literal["extractive", "openai", "llama-cpp"]
+
+
+class Settings(BaseSettings):
+    """Environment variables prefixed `SOURCED_` (and a `.env` file): where things are, never policy."""
+
+    model_config = SettingsConfigDict(env_prefix="SOURCED_", env_file=".env", extra="ignore")
+
+    database_url: str = "sqlite:///sourced.db"
+    config: Path | None = None
+    model: ModelKind = "extractive"
+    model_base_url: str | None = None
+    model_name: str | None = None
+    model_api_key: SecretStr | None = None
+    model_path: Path | None = None
+    model_timeout_s: float = Field(default=20.0, gt=0)
+    audit_mode: AuditMode = "best_effort"
+    user_hash_key: SecretStr | None = None
+
+
+class KnownGapEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    topic: str
+    keywords: list[str] = Field(min_length=1)
+    owner: str
+    note: str | None = None
+
+    def to_domain(self) -> KnownGap:
+        return KnownGap(topic=self.topic, keywords=tuple(self.keywords), owner=self.owner, note=self.note)
+
+
+class RiskKeywords(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    high: list[str] = Field(default_factory=lambda: list(DEFAULT_HIGH))
+    medium: list[str] = Field(default_factory=lambda: list(DEFAULT_MEDIUM))
+
+
+class SourcedConfig(BaseModel):
+    """`sourced.yml`: every key optional; unknown keys are an error so a typo never silently does nothing."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    default_owner: str | None = None
+    roles: dict[str, list[str]] = Field(default_factory=dict)
+    channels: dict[str, list[str]] = Field(default_factory=dict)
+    known_gaps: list[KnownGapEntry] = Field(default_factory=list)
+    risk: RiskKeywords = Field(default_factory=RiskKeywords)
+
+    def gaps(self) -> tuple[KnownGap, ...]:
+        return tuple(entry.to_domain() for entry in self.known_gaps)
+
+
+class ConfigError(ValueError):
+    """`sourced.yml` (or a known-gaps file) cannot be read; the message names the file and the problem."""
+
+
+def _read_yaml(path: Path) -> object:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        raise ConfigError(f"{path}: {error}") from error
+
+
+def _describe(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "<root>"
+    return f"{where}: {first['msg']}"
+
+
+def load_config(path: Path | None) -> SourcedConfig:
+    """Read `sourced.yml`; a missing optional file means the defaults."""
+    if path is None:
+        return SourcedConfig()
+    data = _read_yaml(path) or {}
+    try:
+        return SourcedConfig.model_validate(data)
+    except ValidationError as error:
+        raise ConfigError(f"{path}: {_describe(error)}") from error
+
+
+def load_known_gaps(path: Path) -> tuple[KnownGap, ...]:
+    """A file holding a list in the `known_gaps` format (e.g. an evaluation set's `owners.yml`)."""
+    data = _read_yaml(path) or []
+    if not isinstance(data, list):
+        raise ConfigError(f"{path}: expected a list of known gaps")
+    try:
+        return tuple(KnownGapEntry.model_validate(item).to_domain() for item in data)
+    except ValidationError as error:
+        raise ConfigError(f"{path}: {_describe(error)}") from error
+
+
+def config_path(explicit: Path | None, settings: Settings) -> Path | None:
+    """`--config`, else `SOURCED_CONFIG`, else `./sourced.yml` when it exists."""
+    if explicit is not None:
+        return explicit
+    if settings.config is not None:
+        return settings.config
+    default = Path("sourced.yml")
+    return default if default.exists() else None

@@ -1,0 +1,49 @@
+"""The answer contract: outcomes, citations, principals and audiences, risk. Standard library only."""
+
+from core.domain.chunks import Passage, RetrievedChunk
+from core.domain.errors import CitationInvariantError, DomainError
+from core.domain.outcomes import (
+    ANSWERED,
+    REFUSAL_KINDS,
+    Answered,
+    Citation,
+    CitationTier,
+    Claim,
+    Clarify,
+    ClarifyOption,
+    Outcome,
+    OutcomeKind,
+    Refused,
+    RefusalKind,
+    ensure_citation_invariant,
+)
+from core.domain.principal import EVERYONE, GUESTS, Audience, Party, Principal, is_visible
+from core.domain.risk import RiskAssessment, RiskLevel
+
+__all__ = [
+    "ANSWERED",
+    "EVERYONE",
+    "GUESTS",
+    "REFUSAL_KINDS",
+    "Answered",
+    "Audience",
+    "Citation",
+    "CitationInvariantError",
+    "CitationTier",
+    "Claim",
+    "Clarify",
+    "ClarifyOption",
+    "DomainError",
+    "Outcome",
+    "OutcomeKind",
+    "Party",
+    "Passage",
+    "Principal",
+    "RefusalKind",
+    "Refused",
+    "RetrievedChunk",
+    "RiskAssessment",
+    "RiskLevel",
+    "ensure_citation_invariant",
+    "is_visible",
+]

@@ -1,0 +1,1 @@
+"""Model adapters behind the AnswerModel port: the offline extractive default, and HTTP models."""

@@ -1,0 +1,170 @@
+"""The default model: offline, deterministic, extractive.
+
+It answers with the retrieved chunks' own sentences and returns the same envelope JSON an LLM would, so the
+orchestrator parses and checks it exactly like any other model's output. It says `found: false` when no
+sentence states the kind of thing the question asks for, about the words the question uses.
+"""
+
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from core.application.ports import GenerationRequest
+from core.domain import RetrievedChunk
+from core.text import content_stems, numbers
+
+AnswerType = Literal["amount", "time", "count", "any"]
+
+MIN_OVERLAP: Final = 0.4
+SECOND_CLAIM_RATIO: Final = 0.85
+HEADING_WEIGHT: Final = 0.6
+RETRIEVAL_WEIGHT: Final = 0.3
+
+_TYPE_CUES: Final[tuple[tuple[AnswerType, re.Pattern[str]], ...]] = (
+    ("count", re.compile(r"\bhow many\b", re.I)),
+    ("time", re.compile(r"\b(how long|how soon|how quickly|how fast|how far in advance|how early|how late|"
+                        r"by when|what time|what day|which day|what night|deadline|lead time|until what age|"
+                        r"how old|when)\b", re.I)),
+    ("amount", re.compile(r"\b(how much|what(?:'s| is) the (?:rate|fee|cost|price|cap|limit|budget|allowance|"
+                          r"maximum|minimum)|per (?:day|mile|night|year|month))\b", re.I)),
+)
+_TIME_WORDS: Final = re.compile(
+    r"\b(minutes?|hours?|days?|weeks?|months?|years?|hrs?|min|business days?|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|"
+    r"december|midnight|noon|immediately|same day|next day|before|after|within|age)\b", re.I)
+_NUMBER_WORDS: Final = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|"
+                                  r"half|once|twice)\b", re.I)
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*])")
+_MARKUP: Final = re.compile(r"\*\*|__|`|^\s*[-*+]\s+|^\s*\d+[.)]\s+|^\s*>\s*", re.M)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unit:
+    """One quotable statement of a chunk: a sentence, a bullet, or a table row with its headers."""
+
+    text: str
+    chunk: RetrievedChunk
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScoredUnit:
+    unit: Unit
+    overlap: float
+    score: float
+
+
+class ExtractiveModel:
+    """Answers with the best sentence of the retrieved chunks, or says it found nothing."""
+
+    @property
+    def name(self) -> str:
+        return "extractive-1"
+
+    @property
+    def prompt_version(self) -> str:
+        return "extractive-v1"
+
+    def generate(self, request: GenerationRequest) -> str:
+        ranked = rank_units(request.question, request.chunks)
+        if not ranked or ranked[0].overlap < MIN_OVERLAP:
+            return _envelope_not_found()
+        best = ranked[0]
+        chosen = [best]
+        for other in ranked[1:3]:
+            if (other.unit.chunk.chunk_id == best.unit.chunk.chunk_id
+                    and other.score >= best.score * SECOND_CLAIM_RATIO):
+                chosen.append(other)
+        claims = [{"text": scored.unit.text, "chunk_ids": [scored.unit.chunk.chunk_id]} for scored in chosen]
+        return json.dumps({
+            "found": True,
+            "answer": " ".join(scored.unit.text for scored in chosen),
+            "claims": claims,
+            "confidence": "high" if best.overlap >= 0.7 else "medium",
+            "refusal_reason": None,
+        })
+
+
+def rank_units(question: str, chunks: Sequence[RetrievedChunk]) -> list[ScoredUnit]:
+    """Every statement of the chunks that has the answer's type, best first."""
+    wanted = set(content_stems(question))
+    if not wanted:
+        return []
+    answer_type = expected_answer_type(question)
+    units = [unit for chunk in chunks for unit in split_units(chunk)]
+    weights = _local_weights(wanted, units)
+    scored = []
+    for unit in units:
+        if not has_answer_type(unit.text, answer_type):
+            continue
+        overlap = _overlap(wanted, weights, unit)
+        score = (1 - RETRIEVAL_WEIGHT) * overlap + RETRIEVAL_WEIGHT * unit.chunk.score
+        scored.append(ScoredUnit(unit=unit, overlap=overlap, score=score))
+    return sorted(scored, key=lambda s: s.score, reverse=True)
+
+
+def expected_answer_type(question: str) -> AnswerType:
+    for answer_type, cue in _TYPE_CUES:
+        if cue.search(question):
+            return answer_type
+    return "any"
+
+
+def has_answer_type(text: str, answer_type: AnswerType) -> bool:
+    has_number = bool(numbers(text)) or bool(_NUMBER_WORDS.search(text))
+    if answer_type in ("amount", "count"):
+        return has_number
+    if answer_type == "time":
+        return bool(_TIME_WORDS.search(text))
+    return True
+
+
+def split_units(chunk: RetrievedChunk) -> list[Unit]:
+    units: list[Unit] = []
+    header: list[str] | None = None
+    for line in chunk.text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("|"):
+            cells = [cell.strip() for cell in stripped.strip("|").split("|")]
+            if all(re.fullmatch(r":?-{2,}:?", cell) for cell in cells if cell):
+                continue
+            if header is None:
+                header = cells
+                continue
+            units.append(Unit(text=_clean("; ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=False)
+                                                    if c)), chunk=chunk))
+            continue
+        header = None
+        if stripped.startswith("#") or not stripped:
+            continue
+        units.extend(Unit(text=_clean(part), chunk=chunk) for part in _SENTENCE_END.split(stripped))
+    return [unit for unit in units if len(unit.text) > 3]
+
+
+def _clean(text: str) -> str:
+    return " ".join(_MARKUP.sub("", text).replace("*", "").split())
+
+
+def _local_weights(wanted: set[str], units: Sequence[Unit]) -> dict[str, float]:
+    """Rarer words among the candidate statements matter more, as in IDF, but computed locally."""
+    frequency: Counter[str] = Counter()
+    for unit in units:
+        frequency.update(set(content_stems(unit.text)) & wanted)
+    total = max(len(units), 1)
+    return {term: math.log(1 + total / (1 + frequency[term])) for term in wanted}
+
+
+def _overlap(wanted: set[str], weights: dict[str, float], unit: Unit) -> float:
+    in_text = set(content_stems(unit.text))
+    in_heading = set(content_stems(unit.chunk.passage.heading))
+    gained = sum(weights[t] if t in in_text else HEADING_WEIGHT * weights[t] if t in in_heading else 0.0
+                 for t in wanted)
+    return gained / sum(weights.values())
+
+
+def _envelope_not_found() -> str:
+    return json.dumps({"found": False, "answer": "", "claims": [], "confidence": "low",
+                       "refusal_reason": "no retrieved sentence states the answer"})

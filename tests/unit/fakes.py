@@ -1,0 +1,119 @@
+"""In-memory implementations of the application's ports, for tests that need no I/O."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from core.application.audit import AuditRecord
+from core.application.ports import GenerationRequest
+from core.domain import Audience, OutcomeKind, Passage, RetrievedChunk, RiskLevel, is_visible
+from core.text import content_stems
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoredChunk:
+    chunk: RetrievedChunk
+    audience: frozenset[str]
+
+
+def chunk(chunk_id: str, text: str, *, doc_id: str = "doc", title: str = "Doc", heading: str | None = None,
+          owner: str | None = "#doc-owner", audience: Sequence[str] = ("everyone",)) -> StoredChunk:
+    passage = Passage(chunk_id=chunk_id, doc_id=doc_id, title=title, heading=heading or title, text=text,
+                      owner=owner)
+    return StoredChunk(chunk=RetrievedChunk(passage=passage, score=0.0, content_hash=f"hash-{chunk_id}"),
+                       audience=frozenset(audience))
+
+
+class FakeIndex:
+    """Scores by the share of the query's content words a chunk contains."""
+
+    def __init__(self, chunks: Sequence[StoredChunk]) -> None:
+        self._chunks = list(chunks)
+        self.searches = 0
+
+    def _scored(self, query: str, allowed: Callable[[StoredChunk], bool]) -> list[RetrievedChunk]:
+        wanted = set(content_stems(query))
+        results = []
+        for stored in self._chunks:
+            have = set(content_stems(stored.chunk.passage.heading + " " + stored.chunk.text))
+            score = len(wanted & have) / len(wanted) if wanted else 0.0
+            if score > 0 and allowed(stored):
+                results.append(RetrievedChunk(passage=stored.chunk.passage, score=score,
+                                              content_hash=stored.chunk.content_hash))
+        return sorted(results, key=lambda c: c.score, reverse=True)
+
+    def search(self, query: str, *, audience: Audience, limit: int) -> list[RetrievedChunk]:
+        self.searches += 1
+        return self._scored(query, lambda s: is_visible(s.audience, audience))[:limit]
+
+    def best_unscoped_score(self, query: str) -> float:
+        scored = self._scored(query, lambda s: True)
+        return scored[0].score if scored else 0.0
+
+
+class ScriptedModel:
+    """Returns a fixed output, or raises the given error; records what it was asked."""
+
+    def __init__(self, output: str | Callable[[GenerationRequest], str] = "", *,
+                 error: Exception | None = None) -> None:
+        self._output = output
+        self._error = error
+        self.requests: list[GenerationRequest] = []
+
+    @property
+    def name(self) -> str:
+        return "scripted"
+
+    @property
+    def prompt_version(self) -> str:
+        return "test-v0"
+
+    def generate(self, request: GenerationRequest) -> str:
+        self.requests.append(request)
+        if self._error is not None:
+            raise self._error
+        return self._output(request) if callable(self._output) else self._output
+
+
+class MemoryAudit:
+    def __init__(self) -> None:
+        self.records: list[AuditRecord] = []
+
+    def write(self, record: AuditRecord) -> None:
+        self.records.append(record)
+
+
+class FailingAudit:
+    def write(self, record: AuditRecord) -> None:
+        raise OSError("disk full")
+
+
+@dataclass
+class FixedClock:
+    at: datetime = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+    ticks: itertools.count[int] = field(default_factory=itertools.count)
+
+    def now(self) -> datetime:
+        return self.at
+
+    def monotonic(self) -> float:
+        return next(self.ticks) * 0.01
+
+
+@dataclass
+class RecordingMetrics:
+    kinds: list[OutcomeKind] = field(default_factory=list)
+    audit_failures: int = 0
+    drift: list[str] = field(default_factory=list)
+
+    def outcome(self, *, kind: OutcomeKind, risk: RiskLevel | None, retrieved: int, seconds: float) -> None:
+        self.kinds.append(kind)
+
+    def audit_write_failed(self) -> None:
+        self.audit_failures += 1
+
+    def phrasing_drift(self, *, severity: str) -> None:
+        self.drift.append(severity)

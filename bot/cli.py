@@ -5,10 +5,11 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from bot.commands import ask, audit, demo, ingest, start
+from bot.commands import ask, audit, bench, demo, doctor, ingest, serve, start
+from bot.commands import eval as eval_command
 from core.config import ConfigError
 
-COMMANDS = (start, demo, ingest, ask, audit)
+COMMANDS = (start, demo, ingest, ask, audit, serve, doctor, eval_command, bench)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -10,6 +10,7 @@ from core.application.ports import AnswerModel, AuditSink, Clock, Index, Metrics
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
 from core.config import Settings, SourcedConfig, config_path, load_config
+from core.llm import llama_cpp, openai_compat
 from core.llm.extractive import ExtractiveModel
 from core.observability import PrometheusMetrics, SystemClock
 from core.retrieval.index import SqliteIndex
@@ -37,10 +38,13 @@ class Sourced:
 
 
 def build_model(settings: Settings) -> AnswerModel:
-    """The model named by `SOURCED_MODEL`; the extractive default needs nothing else."""
-    if settings.model == "extractive":
-        return ExtractiveModel()
-    raise ValueError(f"SOURCED_MODEL={settings.model!r} is not available in this build")
+    """The model named by `SOURCED_MODEL`; the extractive default needs nothing else. A missing setting is a
+    ConfigError, which the CLI prints as one line."""
+    if settings.model == "openai":
+        return openai_compat.from_settings(settings)
+    if settings.model == "llama-cpp":
+        return llama_cpp.from_settings(settings)
+    return ExtractiveModel()
 
 
 def bootstrap(

@@ -11,14 +11,24 @@ from core.domain import OutcomeKind, RiskLevel
 
 AuditMode = Literal["best_effort", "required"]
 PREVIEW_LENGTH: Final = 80
+PREVIEW_SHARE: Final = 0.6
 
 _REDACTIONS: Final = (
     ("[email]", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
     ("[iban]", re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b", re.IGNORECASE)),
     ("[card]", re.compile(r"\b(?:\d[ -]?){12,18}\d\b")),
     ("[national-id]", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
-    ("[phone]", re.compile(r"(?<!\w)\+?\(?\d[\d ().-]{6,}\d\b")),
 )
+_PHONE: Final = re.compile(r"(?<!\w)\+?\(?\d[\d ().-]{5,}\d\b")
+_ISO_DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _mask_phone(match: re.Match[str]) -> str:
+    """Seven or more digits in a phone-like run, but not an ISO date."""
+    text = match.group(0)
+    if _ISO_DATE.fullmatch(text.strip()) or sum(ch.isdigit() for ch in text) < 7:
+        return text
+    return "[phone]"
 
 
 def question_sha256(question: str) -> str:
@@ -26,14 +36,19 @@ def question_sha256(question: str) -> str:
 
 
 def question_preview(question: str) -> str:
-    """The question with card numbers, ids, IBANs, e-mails and phone numbers masked, at most 80 characters."""
+    """A recognisable prefix of the question with card numbers, national ids, IBANs, e-mails and phone
+    numbers masked: at most 80 characters, and never the whole question, so the log never holds what the
+    person typed even when the question is short."""
     redacted = question
     for label, pattern in _REDACTIONS:
         redacted = pattern.sub(label, redacted)
+    redacted = _PHONE.sub(_mask_phone, redacted)
     redacted = " ".join(redacted.split())
-    if len(redacted) <= PREVIEW_LENGTH:
-        return redacted
-    return redacted[: PREVIEW_LENGTH - 1] + "…"
+    limit = min(PREVIEW_LENGTH - 1, int(len(redacted) * PREVIEW_SHARE))
+    cut = redacted[:limit]
+    if " " in cut and len(redacted) > limit:
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip() + "…"
 
 
 def user_reference(user_id: str, key: bytes | None) -> str:

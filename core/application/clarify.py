@@ -7,7 +7,7 @@ from core.application.shape import Shape
 from core.domain import ClarifyOption, RetrievedChunk
 
 MAX_OPTIONS: Final = 4
-SIMILAR_SCORE_RATIO: Final = 0.8
+SIMILAR_SCORE_RATIO: Final = 0.6
 LABEL_LIMIT: Final = 75
 
 

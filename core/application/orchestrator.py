@@ -66,9 +66,9 @@ class RetrievalPolicy:
 
     depth: int = 8
     high_risk_depth: int = 12
-    floor: float = 0.35
-    high_risk_floor: float = 0.45
-    weak_floor: float = 0.12
+    floor: float = 0.15
+    high_risk_floor: float = 0.2
+    weak_floor: float = 0.06
     nearest: int = 3
 
     def for_risk(self, risk: RiskAssessment) -> tuple[int, float]:
@@ -140,7 +140,7 @@ class Orchestrator:
         shape = classify_shape(question.text)
 
         depth, floor = self._policy.for_risk(evidence.risk)  # 4. retrieve, scoped to the audience
-        candidates = self._index.search(question.text, audience=question.audience, limit=depth)
+        candidates = current_only(self._index.search(question.text, audience=question.audience, limit=depth))
         evidence.retrieved = candidates
         usable = [chunk for chunk in candidates if chunk.score >= floor]
 
@@ -298,6 +298,12 @@ class Orchestrator:
             latency_ms=round(seconds * 1000, 2),
             detail=evidence.detail,
         )
+
+
+def current_only(chunks: Sequence[RetrievedChunk]) -> list[RetrievedChunk]:
+    """Drop chunks of documents that another retrieved document supersedes: never cite the older as current."""
+    superseded = {doc_id for chunk in chunks for doc_id in chunk.supersedes}
+    return [chunk for chunk in chunks if chunk.doc_id not in superseded]
 
 
 def _answer_text(claims: Sequence[Claim]) -> str:

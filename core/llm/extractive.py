@@ -17,21 +17,36 @@ from core.application.ports import GenerationRequest
 from core.domain import RetrievedChunk
 from core.text import content_stems, numbers
 
-AnswerType = Literal["amount", "time", "count", "any"]
+AnswerType = Literal["amount", "time", "count", "person", "name", "phone", "any"]
 
-MIN_OVERLAP: Final = 0.4
+MIN_OVERLAP: Final = 0.6
+TYPED_MIN_OVERLAP: Final = 0.3
 SECOND_CLAIM_RATIO: Final = 0.85
 HEADING_WEIGHT: Final = 0.6
-RETRIEVAL_WEIGHT: Final = 0.3
+RETRIEVAL_WEIGHT: Final = 0.4
+CANDIDATE_CHUNKS: Final = 4
 
 _TYPE_CUES: Final[tuple[tuple[AnswerType, re.Pattern[str]], ...]] = (
+    ("phone", re.compile(r"\b(phone|telephone|fax) number\b|\bwhat number\b", re.I)),
     ("count", re.compile(r"\bhow many\b", re.I)),
     ("time", re.compile(r"\b(how long|how soon|how quickly|how fast|how far in advance|how early|how late|"
-                        r"by when|what time|what day|which day|what night|deadline|lead time|until what age|"
-                        r"how old|when)\b", re.I)),
-    ("amount", re.compile(r"\b(how much|what(?:'s| is) the (?:rate|fee|cost|price|cap|limit|budget|allowance|"
-                          r"maximum|minimum)|per (?:day|mile|night|year|month))\b", re.I)),
+                        r"how often|by when|what time|what day|which day|what night|deadline|lead time|"
+                        r"until what age|how old|last day|first day)\b|^\s*when\b", re.I)),
+    ("amount", re.compile(r"\b(how much|rate|fee|fees|cost|costs|price|cap|limit|budget|allowance|maximum|"
+                          r"minimum|per (?:day|mile|night|year|month))\b", re.I)),
+    ("name", re.compile(r"\b(which|what) (company|vendor|supplier|hospital|airline|bank|provider|agency|"
+                        r"app|tool|system|software|website|brand|firm|insurer|carrier)\b", re.I)),
+    ("person", re.compile(r"^\s*(who|whom)\b|\bwho (signs|approves|decides|do i|should i|can i|has to|must|"
+                          r"needs to|is responsible)\b", re.I)),
 )
+_TYPE_CUES_BY_NAME: Final = dict(_TYPE_CUES)
+_ROLE_WORDS: Final = re.compile(r"\b(director|manager|lead|officer|supervisor|team|desk|department|nurse|"
+                                r"physician|owner|administrator|committee|coordinator|head|chief|hr|it)\b", re.I)
+_PHONE_LIKE: Final = re.compile(r"\d[\d ().-]{5,}\d")
+_CAPITALISED_INSIDE: Final = re.compile(r"(?<=[a-z,;:] )[A-Z][A-Za-z]+")
+_ADDRESSED_TO_ASSISTANTS: Final = re.compile(
+    r"\b(instructions? (for|to) (automated |ai )?(assistants?|bots?|models?)|ignore (all |your |previous )"
+    r"|disregard (your|all|previous|the)|as an ai|language model)\b", re.I)
 _TIME_WORDS: Final = re.compile(
     r"\b(minutes?|hours?|days?|weeks?|months?|years?|hrs?|min|business days?|monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|"
@@ -70,7 +85,7 @@ class ExtractiveModel:
 
     def generate(self, request: GenerationRequest) -> str:
         ranked = rank_units(request.question, request.chunks)
-        if not ranked or ranked[0].overlap < MIN_OVERLAP:
+        if not ranked or not _answers(ranked[0], expected_answer_type(request.question), request.chunks):
             return _envelope_not_found()
         best = ranked[0]
         chosen = [best]
@@ -94,16 +109,39 @@ def rank_units(question: str, chunks: Sequence[RetrievedChunk]) -> list[ScoredUn
     if not wanted:
         return []
     answer_type = expected_answer_type(question)
-    units = [unit for chunk in chunks for unit in split_units(chunk)]
+    top = sorted(chunks, key=lambda c: c.score, reverse=True)[:CANDIDATE_CHUNKS]
+    if not top or top[0].score <= 0:
+        return []
+    units = [unit for chunk in top for unit in split_units(chunk)
+             if not _ADDRESSED_TO_ASSISTANTS.search(unit.text)]
     weights = _local_weights(wanted, units)
     scored = []
+    category = asked_category(question)
     for unit in units:
         if not has_answer_type(unit.text, answer_type):
             continue
+        if category and category not in content_stems(unit.text + " " + unit.chunk.passage.heading):
+            continue
         overlap = _overlap(wanted, weights, unit)
-        score = (1 - RETRIEVAL_WEIGHT) * overlap + RETRIEVAL_WEIGHT * unit.chunk.score
+        relative = unit.chunk.score / top[0].score
+        score = (1 - RETRIEVAL_WEIGHT) * overlap + RETRIEVAL_WEIGHT * relative
         scored.append(ScoredUnit(unit=unit, overlap=overlap, score=score))
     return sorted(scored, key=lambda s: s.score, reverse=True)
+
+
+def _answers(best: ScoredUnit, answer_type: AnswerType, chunks: Sequence[RetrievedChunk]) -> bool:
+    """Enough of the question's words; fewer suffice when the statement has the asked-for type and comes
+    from the best-ranked chunk."""
+    if best.overlap >= MIN_OVERLAP:
+        return True
+    top_id = max(chunks, key=lambda c: c.score).chunk_id
+    return answer_type != "any" and best.overlap >= TYPED_MIN_OVERLAP and best.unit.chunk.chunk_id == top_id
+
+
+def asked_category(question: str) -> str | None:
+    """For "which hospital ...", the stem of "hospital": a statement naming some other thing does not answer."""
+    match = _TYPE_CUES_BY_NAME["name"].search(question)
+    return content_stems(match.group(2))[0] if match else None
 
 
 def expected_answer_type(question: str) -> AnswerType:
@@ -114,12 +152,17 @@ def expected_answer_type(question: str) -> AnswerType:
 
 
 def has_answer_type(text: str, answer_type: AnswerType) -> bool:
+    """Does the statement contain the kind of thing asked for: a number, a time, a person, a name?"""
     has_number = bool(numbers(text)) or bool(_NUMBER_WORDS.search(text))
-    if answer_type in ("amount", "count"):
-        return has_number
-    if answer_type == "time":
-        return bool(_TIME_WORDS.search(text))
-    return True
+    checks = {
+        "amount": has_number,
+        "count": has_number,
+        "time": bool(_TIME_WORDS.search(text)),
+        "phone": bool(_PHONE_LIKE.search(text)),
+        "person": bool(_ROLE_WORDS.search(text)) or bool(_CAPITALISED_INSIDE.search(text)),
+        "name": bool(_CAPITALISED_INSIDE.search(text)),
+    }
+    return checks.get(answer_type, True)
 
 
 def split_units(chunk: RetrievedChunk) -> list[Unit]:

@@ -1,0 +1,108 @@
+"""The Bolt app factory: one `App` wired to the `Sourced` container, for Socket Mode and HTTP alike."""
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from slack_bolt import App, BoltContext, BoltResponse
+from slack_bolt.authorization import AuthorizeResult
+from slack_sdk import WebClient
+
+from bot.audience import AudiencePolicy, GuestDirectory
+from bot.identity import Home, IdentityResolver
+from bot.listeners import actions, commands, events
+from bot.replies import Replies
+from bot.settings import SlackSettings
+from bot.slack_client import BotIdentity, verify_bot_token, web_client
+from bot.work import ReplyWorkers
+from core.bootstrap import Sourced
+
+log = logging.getLogger(__name__)
+
+LISTENERS = (events, commands, actions)
+
+
+class _TokenNotice(logging.Filter):
+    """Bolt reads SLACK_BOT_TOKEN itself and warns that `client` wins; here that is the intent, not news."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "`token` will be unused" not in record.getMessage()
+
+
+_BOLT_LOG = logging.getLogger("sourced.slack_bolt")
+_BOLT_LOG.addFilter(_TokenNotice())
+
+
+@dataclass(frozen=True, kw_only=True)
+class SlackBot:
+    """The app and what outlives a request: the reply pool (shut down with the process)."""
+
+    app: App
+    replies: Replies
+    workers: ReplyWorkers
+    identity: BotIdentity
+
+
+def create_app(sourced: Sourced, slack_settings: SlackSettings, *, socket_mode: bool = False,
+               workers: ReplyWorkers | None = None) -> App:
+    """The Bolt `App`; see `create_bot` for the pieces that outlive a request."""
+    return create_bot(sourced, slack_settings, socket_mode=socket_mode, workers=workers).app
+
+
+def create_bot(sourced: Sourced, slack_settings: SlackSettings, *, socket_mode: bool = False,
+               workers: ReplyWorkers | None = None) -> SlackBot:
+    """Check the token with `auth.test` (a bad one stops here, with one line naming it), then wire the app.
+
+    Raises `SlackSettingsError` for a missing or rejected token or secret.
+    """
+    token = slack_settings.require_bot_token()
+    secret = "" if socket_mode else slack_settings.require_signing_secret()
+    client = web_client(token, base_url=slack_settings.api_url)
+    identity = verify_bot_token(client)
+    workers = workers or ReplyWorkers(workers=slack_settings.reply_workers)
+    replies = _replies(sourced, slack_settings, client, identity, workers)
+    app = App(
+        name="sourced",
+        logger=_BOLT_LOG,
+        signing_secret=secret,
+        client=web_client(None, base_url=slack_settings.api_url),
+        authorize=_authorized_as(identity, token),
+        # listeners only acknowledge and submit, so running them before the response costs nothing
+        # and spares Bolt's hand-off to its own listener threads
+        process_before_response=True,
+    )
+    app.use(_provide(replies))
+    for listener in LISTENERS:
+        listener.register(app)
+    return SlackBot(app=app, replies=replies, workers=workers, identity=identity)
+
+
+def _replies(sourced: Sourced, settings: SlackSettings, client: WebClient, identity: BotIdentity,
+             workers: ReplyWorkers) -> Replies:
+    ttl = settings.cache_ttl_s
+    resolver = IdentityResolver(client, roles=sourced.config.roles, ttl_s=ttl,
+                                home=Home(team_id=identity.team_id, enterprise_id=identity.enterprise_id))
+    audience = AudiencePolicy(client, channels=sourced.config.channels, ttl_s=ttl,
+                              guests=GuestDirectory(client, ttl_s=ttl))
+    return Replies(sourced=sourced, client=client, identity=resolver, audience=audience, workers=workers)
+
+
+def _authorized_as(identity: BotIdentity, token: str) -> Callable[[], AuthorizeResult]:
+    """Every request is for the one installation `auth.test` described at start: no call per request."""
+    result = AuthorizeResult(enterprise_id=identity.enterprise_id, team_id=identity.team_id,
+                             bot_user_id=identity.user_id, bot_id=identity.bot_id, bot_token=token)
+
+    def authorize() -> AuthorizeResult:
+        return result
+
+    return authorize
+
+
+def _provide(replies: Replies) -> Callable[[BoltContext, Callable[[], BoltResponse]], BoltResponse]:
+    """A global middleware putting `replies` into the context, where listeners take it by name."""
+
+    def provide(context: BoltContext, next: Callable[[], BoltResponse]) -> BoltResponse:
+        context["replies"] = replies
+        return next()
+
+    return provide

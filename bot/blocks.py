@@ -1,0 +1,316 @@
+"""Outcomes as Slack messages, through `slack_sdk.models.blocks`, whose validators check Slack's limits.
+
+Every message is a `Message`: Block Kit blocks plus a plain `text` fallback (notifications, screen readers).
+Everything taken from documents or questions is mrkdwn-escaped. Refusals are rendered from their
+*presented* kind only, and carry no per-request id, so a `not_permitted` reply is byte for byte the
+`not_in_corpus` reply for the same question.
+"""
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    Block,
+    ButtonElement,
+    ContextBlock,
+    MarkdownTextObject,
+    PlainTextObject,
+    SectionBlock,
+)
+
+from bot.surface import Action, clarify_action_id
+from core.application import refusals
+from core.application.presenting import reply_text
+from core.domain import Answered, Citation, Clarify, Outcome, Passage, RefusalKind, Refused
+
+SECTION_LIMIT: Final = 3000
+BLOCK_LIMIT: Final = 50
+BUTTON_VALUE_LIMIT: Final = 2000
+TEXT_FALLBACK_LIMIT: Final = 3000
+QUESTION_ECHO_LIMIT: Final = 300
+PASSAGE_SECTIONS: Final = 4
+NEAREST_KINDS: Final[frozenset[RefusalKind]] = frozenset({"not_retrieved"})
+"""Kinds whose reply lists the nearest permitted passages, as starting points rather than an answer."""
+
+FEEDBACK_BLOCK: Final = "feedback"
+SHARE_BLOCK: Final = "share"
+THANKS: Final = "Thanks for the feedback."
+SHARED: Final = "Shared in the channel."
+CHANNEL_HINT: Final = ("Replies in a channel use only documents everyone here may see. "
+                       "`/ask` answers privately, from what you may see.")
+EXPIRED: Final = "That question has expired or was already answered. Please ask it again."
+NOT_SHARED: Final = ("I didn't share this: the documents behind it are not visible to everyone in this "
+                     "channel, so the channel would not get this answer.")
+SHARE_FAILED: Final = "I couldn't post in this channel. Invite me to it (`/invite @Sourced`) and try again."
+UNAVAILABLE: Final = "I can't answer right now. Please try again in a few minutes."
+PASSAGE_GONE: Final = "That passage is no longer available to you."
+USAGE: Final = "Ask me about your company's documents, for example: `/ask how do I file expenses?`"
+
+PATH_SEPARATOR: Final = " \u203a "
+"""A single right-pointing angle quote: reads as a path, and is not mrkdwn's `>` (a quote)."""
+
+_CHANNEL_ID: Final = re.compile(r"^#?([CG][A-Z0-9]{6,})$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Message:
+    text: str
+    blocks: Sequence[Block] = field(default_factory=tuple)
+
+    def block_dicts(self) -> list[dict[str, Any]]:
+        """The blocks as JSON objects; building them runs slack_sdk's validators."""
+        return [block.to_dict() for block in self.blocks]
+
+
+def escape(text: str) -> str:
+    """mrkdwn control characters, as Slack requires: `&`, `<`, `>` (in that order)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def owner_link(owner: str) -> str:
+    """A channel id becomes a link Slack renders with the channel's name; a name stays `#name` text."""
+    match = _CHANNEL_ID.match(owner)
+    if match:
+        return f"<#{match.group(1)}>"
+    return escape(owner if owner.startswith("#") else f"#{owner}")
+
+
+def render(outcome: Outcome, *, question: str, clarification_id: str | None = None, shareable: bool = False,
+           in_channel: bool = False) -> Message:
+    """The one entry point: the message for any outcome, for the surface it goes to."""
+    if isinstance(outcome, Answered):
+        return answer_message(outcome, share_question=question if shareable else None)
+    if isinstance(outcome, Clarify):
+        if clarification_id is None:
+            raise ValueError("a clarifying question needs its pending clarification id")
+        return clarify_message(outcome, clarification_id=clarification_id)
+    return refusal_message(outcome, question=question, in_channel=in_channel)
+
+
+# -- answers ------------------------------------------------------------------------------------------------
+
+def answer_message(outcome: Answered, *, share_question: str | None = None) -> Message:
+    sources = [_source_block(citation) for citation in outcome.citations]
+    actions = [_feedback_block(outcome.correlation_id)]
+    if share_question is not None:
+        actions.append(_share_block(share_question))
+    heading = [_section("*Sources*")]
+    room = BLOCK_LIMIT - len(sources) - len(actions) - len(heading)
+    answer = _text_sections(escape(outcome.text), max_blocks=room)
+    return Message(text=_fallback(outcome), blocks=[*answer, *heading, *sources, *actions])
+
+
+def _source_block(citation: Citation) -> SectionBlock:
+    passage = citation.passage
+    details = [f"[{citation.n}] *{escape(passage.title)}*{_section_path(passage)}"]
+    about = [f"Owner {owner_link(passage.owner)}"] if passage.owner else []
+    if passage.updated:
+        about.append(f"updated {passage.updated.isoformat()}")
+    link = _link(passage.url, "open the document")
+    if link:
+        about.append(link)
+    if about:
+        details.append(" · ".join(about))
+    button = ButtonElement(text=PlainTextObject(text="Passage"), action_id=Action.PASSAGE,
+                           value=passage_value(passage))
+    text = MarkdownTextObject(text=_cut("\n".join(details)))
+    return SectionBlock(block_id=f"source_{citation.n}", text=text, accessory=button)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PassageReference:
+    chunk_id: str
+    query: str
+
+
+def passage_value(passage: Passage) -> str:
+    """The chunk id, and words that find it again through the audience-scoped index (its heading path)."""
+    query = (passage.heading or passage.title)[:BUTTON_VALUE_LIMIT // 2]
+    return json.dumps({"c": passage.chunk_id, "q": query}, ensure_ascii=False)[:BUTTON_VALUE_LIMIT]
+
+
+def parse_passage_value(value: str) -> PassageReference | None:
+    data = _json_object(value)
+    if data is None or not isinstance(data.get("c"), str) or not isinstance(data.get("q"), str):
+        return None
+    return PassageReference(chunk_id=data["c"], query=data["q"])
+
+
+def _feedback_block(correlation_id: str) -> ActionsBlock:
+    return ActionsBlock(block_id=FEEDBACK_BLOCK, elements=[
+        ButtonElement(text=PlainTextObject(text="Helpful"), action_id=Action.HELPFUL, value=correlation_id),
+        ButtonElement(text=PlainTextObject(text="Not helpful"), action_id=Action.NOT_HELPFUL,
+                      value=correlation_id),
+    ])
+
+
+def _share_block(question: str) -> ActionsBlock:
+    """The question rides in the button: a click asks it again, for the channel's audience."""
+    return ActionsBlock(block_id=SHARE_BLOCK, elements=[
+        ButtonElement(text=PlainTextObject(text="Share in channel"), action_id=Action.SHARE,
+                      value=question[:BUTTON_VALUE_LIMIT]),
+    ])
+
+
+# -- refusals ------------------------------------------------------------------------------------------------
+
+def refusal_message(outcome: Refused, *, question: str, in_channel: bool = False) -> Message:
+    """The four parts of a good refusal: the question acknowledged, the limit said honestly, the nearest
+    permitted passages where the kind allows, and who can help, as a channel link."""
+    if outcome.presented_kind == "invalid_query":
+        return Message(text=_fallback(outcome), blocks=[_section(escape(outcome.text))])
+    blocks: list[Block] = [
+        ContextBlock(elements=[MarkdownTextObject(text=f"You asked: “{escape(_shorten(question))}”")]),
+        _section(escape(outcome.text)),
+    ]
+    if outcome.presented_kind in NEAREST_KINDS and outcome.nearest:
+        blocks.append(_nearest_block(outcome.nearest))
+    if outcome.owner:
+        blocks.append(_section(escape(refusals.OWNER_SUFFIX).replace("{owner}", owner_link(outcome.owner))))
+    if in_channel:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=CHANNEL_HINT)]))
+    return Message(text=_fallback(outcome), blocks=blocks)
+
+
+def _nearest_block(nearest: Sequence[Passage]) -> SectionBlock:
+    lines = [f"• *{escape(p.title)}*{_section_path(p)}" for p in nearest]
+    return _section(_cut("Closest passages, as starting points:\n" + "\n".join(lines)))
+
+
+# -- clarifying questions ---------------------------------------------------------------------------------
+
+def clarify_message(outcome: Clarify, *, clarification_id: str) -> Message:
+    """The fixed question and one button per reading, labelled by topic."""
+    buttons = [ButtonElement(text=PlainTextObject(text=option.label), action_id=clarify_action_id(index),
+                             value=clarify_value(clarification_id, index, option.refine))
+               for index, option in enumerate(outcome.options)]
+    choices = ActionsBlock(block_id="clarify", elements=buttons)
+    return Message(text=_fallback(outcome), blocks=[_section(escape(outcome.text)), choices])
+
+
+def clarify_value(clarification_id: str, index: int, refine: str) -> str:
+    """The refined question, with the pending record's id; the question is dropped only if it cannot fit."""
+    value = json.dumps({"id": clarification_id, "i": index, "q": refine}, ensure_ascii=False)
+    if len(value) <= BUTTON_VALUE_LIMIT:
+        return value
+    return json.dumps({"id": clarification_id, "i": index})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClarifyChoice:
+    clarification_id: str
+    index: int
+    question: str | None
+
+
+def parse_clarify_value(value: str) -> ClarifyChoice | None:
+    """What a clarify button carries, or None when it is not ours; the question is validated by the core."""
+    data = _json_object(value)
+    if data is None or not isinstance(data.get("id"), str) or not isinstance(data.get("i"), int):
+        return None
+    question = data.get("q")
+    return ClarifyChoice(clarification_id=data["id"], index=data["i"],
+                         question=question if isinstance(question, str) else None)
+
+
+# -- passages and notices ---------------------------------------------------------------------------------
+
+def passage_message(passage: Passage) -> Message:
+    about = [f"Owner {owner_link(passage.owner)}"] if passage.owner else []
+    if passage.updated:
+        about.append(f"updated {passage.updated.isoformat()}")
+    link = _link(passage.url, "open the document")
+    if link:
+        about.append(link)
+    blocks: list[Block] = [_section(f"*{escape(passage.title)}*{_section_path(passage)}")]
+    blocks += _text_sections(escape(passage.text), max_blocks=PASSAGE_SECTIONS)
+    if about:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=_cut(" · ".join(about)))]))
+    return Message(text=_cut(f"{passage.title}: {passage.text}", TEXT_FALLBACK_LIMIT), blocks=blocks)
+
+
+def notice(text: str) -> Message:
+    """A one-line message of ours (never document text), e.g. usage or an expired clarification."""
+    return Message(text=text, blocks=[_section(text)])
+
+
+def replace_block(blocks: Sequence[dict[str, Any]], block_id: str, note: str) -> list[dict[str, Any]]:
+    """The blocks Slack sent back with the message, the one named `block_id` replaced by a short note."""
+    replacement = ContextBlock(block_id=block_id, elements=[MarkdownTextObject(text=note)]).to_dict()
+    return [replacement if block.get("block_id") == block_id else block for block in blocks]
+
+
+# -- helpers -------------------------------------------------------------------------------------------------
+
+def _json_object(value: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(value)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _fallback(outcome: Outcome) -> str:
+    return _cut(escape(reply_text(outcome)), TEXT_FALLBACK_LIMIT)
+
+
+def _section(text: str) -> SectionBlock:
+    return SectionBlock(text=MarkdownTextObject(text=_cut(text)))
+
+
+def _section_path(passage: Passage) -> str:
+    """The heading path below the document title, each part after a separator: e.g. Meals, Limits."""
+    parts = [part for part in passage.heading.split(" > ") if part]
+    if parts and parts[0] == passage.title:
+        parts = parts[1:]
+    return "".join(f"{PATH_SEPARATOR}{escape(part)}" for part in parts)
+
+
+def _link(url: str | None, label: str) -> str | None:
+    if not url or not url.startswith(("https://", "http://")):
+        return None
+    safe = url.replace("&", "&amp;").replace("<", "%3C").replace(">", "%3E").replace("|", "%7C")
+    return f"<{safe}|{label}>"
+
+
+def _text_sections(text: str, *, max_blocks: int) -> list[SectionBlock]:
+    """Long text split at whitespace into sections within Slack's limit; past `max_blocks`, cut."""
+    pieces: list[str] = []
+    rest = text.strip()
+    while rest and len(pieces) < max_blocks:
+        if len(rest) <= SECTION_LIMIT:
+            pieces.append(rest)
+            rest = ""
+            break
+        cut = _split_point(rest, SECTION_LIMIT - 1)
+        pieces.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest and pieces:
+        pieces[-1] = _cut(pieces[-1] + " " + rest)
+    return [SectionBlock(text=MarkdownTextObject(text=piece)) for piece in pieces if piece]
+
+
+def _split_point(text: str, limit: int) -> int:
+    """The last whitespace before `limit`, else `limit` moved off any `&...;` entity it would split."""
+    space = text.rfind(" ", 0, limit)
+    newline = text.rfind("\n", 0, limit)
+    best = max(space, newline)
+    if best > limit // 2:
+        return best
+    amp = text.rfind("&", max(0, limit - 5), limit)
+    return amp if amp > 0 else limit
+
+
+def _cut(text: str, limit: int = SECTION_LIMIT) -> str:
+    if len(text) <= limit:
+        return text
+    return text[: _split_point(text, limit - 1)].rstrip() + "…"
+
+
+def _shorten(question: str) -> str:
+    flat = " ".join(question.split())
+    return flat if len(flat) <= QUESTION_ECHO_LIMIT else flat[: QUESTION_ECHO_LIMIT - 1] + "…"

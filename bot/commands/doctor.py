@@ -1,0 +1,134 @@
+"""`sourced doctor`: check configuration, database, index and Slack credentials; say what is wrong.
+
+It only reads: it does not migrate the database or ingest anything. Exit 0 when every check passes, else 1.
+"""
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from bot.commands.common import add_config_option
+from bot.settings import SlackSettings, SlackSettingsError, load_slack_settings
+from bot.slack_client import verify_bot_token, web_client
+from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config
+from core.retrieval.index import SqliteIndex
+from core.storage.database import current_revision, head_revision, make_engine
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("doctor", help="check configuration, database, index and Slack tokens")
+    add_config_option(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        slack = load_slack_settings()
+    except SlackSettingsError as error:
+        print(f"FAIL  slack settings: {error}")
+        return 1
+    checks = diagnose(Settings(), slack, config_file=args.config)
+    for check in checks:
+        print(f"{'ok  ' if check.ok else 'FAIL'}  {check.name}: {check.detail}")
+    return 0 if all(check.ok for check in checks) else 1
+
+
+def diagnose(settings: Settings, slack: SlackSettings, *, config_file: Any = None) -> list[Check]:
+    config: SourcedConfig | None = None
+    checks: list[Check] = []
+    try:
+        path = config_path(config_file, settings)
+        config = load_config(path)
+        checks.append(Check("configuration", True, f"{path or 'defaults (no sourced.yml)'}: "
+                            f"{len(config.roles)} roles, {len(config.channels)} channels, "
+                            f"{len(config.known_gaps)} known gaps"))
+    except ConfigError as error:
+        checks.append(Check("configuration", False, str(error)))
+    checks += _database_and_index(settings.database_url)
+    checks += _slack(slack, config)
+    return checks
+
+
+def _database_and_index(url: str) -> list[Check]:
+    try:
+        engine = make_engine(url)
+        current, head = current_revision(engine), head_revision()
+    except Exception as error:  # any driver error is a finding to print, not a crash
+        return [Check("database", False, f"{_safe_url(url)}: {type(error).__name__}: {error}")]
+    try:
+        if current != head:
+            return [Check("database", False, f"{_safe_url(url)}: schema at {current or 'nothing'}, "
+                          f"expected {head}; any other command migrates it")]
+        chunks = SqliteIndex(engine).chunk_count()
+    except Exception as error:  # same: report, don't crash
+        return [Check("database", True, f"{_safe_url(url)} at {current}"),
+                Check("index", False, f"{type(error).__name__}: {error}")]
+    finally:
+        engine.dispose()
+    index = Check("index", chunks > 0, f"{chunks} chunks" if chunks else "empty: run `sourced ingest PATH`")
+    return [Check("database", True, f"{_safe_url(url)} at {current}"), index]
+
+
+def _slack(slack: SlackSettings, config: SourcedConfig | None) -> list[Check]:
+    try:
+        token = slack.require_bot_token()
+        identity = verify_bot_token(web_client(token, base_url=slack.api_url))
+    except SlackSettingsError as error:
+        return [Check("slack token", False, str(error))]
+    checks = [Check("slack token", True, f"bot <@{identity.user_id}> in workspace {identity.team_id}"),
+              _mode(slack)]
+    if config is not None and config.roles:
+        checks.append(_user_groups(web_client(token, base_url=slack.api_url), config))
+    return checks
+
+
+def _mode(slack: SlackSettings) -> Check:
+    found = []
+    for name, require in (("Socket Mode", slack.require_app_token), ("HTTP", slack.require_signing_secret)):
+        if _passes(require):
+            found.append(name)
+    if not found:
+        return Check("slack mode", False, "set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP)")
+    return Check("slack mode", True, " and ".join(found) + " configured")
+
+
+def _passes(require: Callable[[], str]) -> bool:
+    try:
+        require()
+    except SlackSettingsError:
+        return False
+    return True
+
+
+def _user_groups(client: Any, config: SourcedConfig) -> Check:
+    """Every user group named in `roles` exists, or its role silently belongs to nobody."""
+    try:
+        groups = client.usergroups_list()["usergroups"] or []
+    except SlackApiError as error:
+        return Check("user groups", False, f"usergroups.list failed: {error.response.get('error')}")
+    known = {str(g["handle"]) for g in groups} | {str(g["id"]) for g in groups}
+    missing = [f"{role}: {group}" for role, names in config.roles.items() for group in names
+               if group.removeprefix("@") not in known]
+    if missing:
+        return Check("user groups", False, "not found in Slack: " + ", ".join(missing))
+    return Check("user groups", True, f"all {sum(len(v) for v in config.roles.values())} found")
+
+
+def _safe_url(url: str) -> str:
+    """The database URL without its password."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "(unparseable database URL)"

@@ -1,0 +1,161 @@
+"""`sourced eval --kb DIR --cases FILE`: score the assistant on a question set, both errors at once."""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Final
+
+from rich import box
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
+
+from core.config import load_config, load_known_gaps
+from core.eval.cases import load_cases
+from core.eval.report import MAXIMUM_KEYS, RATE_KEYS, Bound, Report, group
+from core.eval.runner import eval_session, run_evaluation
+
+FAILURES_SHOWN: Final = 30
+PIPE_WIDTH: Final = 120
+LATENCY_KEYS: Final = frozenset({"latency_p50_ms", "latency_p95_ms"})
+ROWS: Final = (
+    ("correct_answer", "correct answer"), ("wrong_answer", "wrong answer"),
+    ("false_abstention", "false abstention"), ("false_abstention_before_model", " ..before the model"),
+    ("missed", "missed"), ("citation_precision", "citation precision"),
+    ("correct_abstention", "correct abstention"), ("false_answer", "false answer"),
+    ("kind_accuracy", "kind accuracy"), ("owner_accuracy", "owner accuracy"), ("leaks", "leaks"),
+    ("clarify_rate", "clarify rate"), ("latency_p50_ms", "latency p50 ms"),
+    ("latency_p95_ms", "latency p95 ms"),
+)
+BOUNDS_HELP: Final = (
+    "exit 1 when a measured value is past its bound (repeatable). The bound is a maximum for "
+    + ", ".join(sorted(MAXIMUM_KEYS)) + " (e.g. leaks=0 false_answer=0.05) and a minimum for "
+    + ", ".join(key for key in RATE_KEYS if key not in MAXIMUM_KEYS) + " (e.g. correct_answer=0.6). "
+    "Rates are fractions (0..1); a rate with no cases in its group fails its bound"
+)
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "eval", help="score answers and refusals on a case file",
+        description="Ingest a knowledge base into a fresh temporary database, ask every case as its asker "
+                    "through the bot's own pipeline, and report both errors: answering when it should not "
+                    "(false answers, leaks) and refusing when the answer was there.")
+    parser.add_argument("--kb", type=Path, required=True, metavar="DIR", help="the knowledge-base folder")
+    parser.add_argument("--cases", type=Path, required=True, metavar="FILE",
+                        help="YAML case file (DESIGN section 5)")
+    parser.add_argument("--known-gaps", type=Path, metavar="FILE",
+                        help="known gaps (e.g. an evaluation set's owners.yml), added to those of --config")
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="sourced.yml: roles, risk words, default owner, known gaps (default: none; "
+                             "./sourced.yml is not read, so results do not depend on the working folder)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object; no progress output")
+    parser.add_argument("--fail-under", type=_bound, nargs="+", action="extend", default=[],
+                        metavar="KEY=VALUE", help=BOUNDS_HELP)
+    parser.set_defaults(run=run)
+
+
+def _bound(text: str) -> Bound:
+    try:
+        return Bound.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.kb.is_dir():
+        print(f"sourced eval: {args.kb} is not a folder", file=sys.stderr)
+        return 2
+    report, ingest_errors = _evaluate(args)
+    for error in ingest_errors:
+        print(f"warning: not ingested: {error}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
+    else:
+        print_report(_stdout_console(), report)
+    violations = [v for bound in args.fail_under if (v := bound.violation(report.metrics))]
+    for violation in violations:
+        print(f"sourced eval: {violation}", file=sys.stderr)
+    return 1 if violations else 0
+
+
+def _evaluate(args: argparse.Namespace) -> tuple[Report, tuple[str, ...]]:
+    cases = load_cases(args.cases)
+    config = load_config(args.config)
+    gaps = config.gaps() + (load_known_gaps(args.known_gaps) if args.known_gaps else ())
+    if args.json:
+        return run_evaluation(kb=args.kb, cases=cases, config=config, known_gaps=gaps)
+    with eval_session(kb=args.kb, config=config, known_gaps=gaps, progress=True) as session:
+        asking = track(cases, description="asking", console=Console(stderr=True), transient=True)
+        return Report(results=tuple(session.score(case) for case in asking)), session.ingest_errors
+
+
+def _stdout_console() -> Console:
+    """The terminal's width, or 120 columns when writing to a file or a pipe (which have none)."""
+    console = Console()
+    return console if console.is_terminal else Console(width=PIPE_WIDTH)
+
+
+def print_report(console: Console, report: Report) -> None:
+    """A column per expected kind, then a row per tag, then the failures."""
+    by_kind = report.as_dict()["by_kind"]
+    console.print(_kind_table({**by_kind, "all": group(report.results)}))
+    tag_rows = [(kind, tag, values) for kind, kind_values in by_kind.items()
+                for tag, values in kind_values["tags"].items()]
+    if tag_rows:
+        console.print(_tag_table(tag_rows))
+    _print_failures(console, report.failures())
+
+
+def _kind_table(groups: dict[str, dict[str, Any]]) -> Table:
+    table = Table(title="By expected kind", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("", no_wrap=True)
+    for kind in groups:
+        table.add_column(kind.replace("_", " "), justify="right")
+    table.add_row("cases", *(str(values["cases"]) for values in groups.values()), end_section=True)
+    for key, label in ROWS:
+        table.add_row(label, *(_cell(key, values[key]) for values in groups.values()))
+    return table
+
+
+def _tag_table(rows: list[tuple[str, str, dict[str, Any]]]) -> Table:
+    """Per tag: the share right, and the error of its kind (wrong answer, or answer where none is due)."""
+    table = Table(title="By tag", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("expected")
+    table.add_column("tag")
+    for header in ("cases", "correct", "wrong or\nfalse ans.", "false\nabstain", "missed", "kind\nacc."):
+        table.add_column(header, justify="right")
+    shown = None
+    for kind, tag, values in rows:
+        correct, error = ("correct_answer", "wrong_answer") if kind == "answer" else \
+            ("correct_abstention", "false_answer")
+        table.add_row("" if kind == shown else kind, tag, str(values["cases"]),
+                      *(_percent(values[key]) for key in (correct, error, "false_abstention", "missed",
+                                                          "kind_accuracy")))
+        shown = kind
+    return table
+
+
+def _percent(value: float | None) -> str:
+    return "·" if value is None else f"{value:.0%}"
+
+
+def _cell(key: str, value: float | None) -> str:
+    if value is None:
+        return "·"
+    return f"{value:.0f}" if key in LATENCY_KEYS else f"{value:.1%}"
+
+
+def _print_failures(console: Console, failures: list[dict[str, str]]) -> None:
+    if not failures:
+        console.print("No failures.")
+        return
+    table = Table(title=f"Failures ({len(failures)})", title_justify="left", box=box.SIMPLE_HEAD)
+    for column in ("id", "expected", "got", "reason"):
+        table.add_column(column, overflow="fold")
+    for failure in failures[:FAILURES_SHOWN]:
+        table.add_row(failure["id"], failure["expected"], failure["got"], failure["reason"])
+    console.print(table)
+    if len(failures) > FAILURES_SHOWN:
+        console.print(f"… and {len(failures) - FAILURES_SHOWN} more; --json lists them all.")

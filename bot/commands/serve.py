@@ -1,0 +1,99 @@
+"""`sourced serve [--http --port N --workers W]`: run the Slack bot.
+
+Socket Mode (the default, needs SLACK_APP_TOKEN) suits development: no public URL. `--http` serves
+`/slack/events`, `/healthz` and `/metrics` with gunicorn behind a load balancer (needs SLACK_SIGNING_SECRET).
+Both need SLACK_BOT_TOKEN. Anything missing or rejected stops the start with one line naming it.
+"""
+
+import argparse
+import sys
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from slack_bolt.adapter.socket_mode import SocketModeHandler
+from slack_sdk.errors import SlackApiError
+
+from bot.app import create_bot
+from bot.commands.common import add_config_option, application
+from bot.http import GunicornServer, wsgi_app
+from bot.settings import SlackSettings, SlackSettingsError, load_slack_settings
+from bot.slack_client import verify_bot_token, web_client
+
+if TYPE_CHECKING:
+    from wsgiref.types import WSGIApplication
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("serve", help="run the Slack bot (Socket Mode, or HTTP with --http)")
+    parser.add_argument("--http", action="store_true", help="serve /slack/events over HTTP with gunicorn")
+    parser.add_argument("--host", default="0.0.0.0", help="address for --http (default 0.0.0.0)")
+    parser.add_argument("--port", type=int, default=3000, help="port to listen on with --http (default 3000)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="gunicorn worker processes (default $SOURCED_HTTP_WORKERS, else 2)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="request threads per worker (default $SOURCED_HTTP_THREADS, else 8)")
+    add_config_option(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        settings = load_slack_settings()
+        return serve_http(args, settings) if args.http else serve_socket_mode(args, settings)
+    except SlackSettingsError as error:
+        print(f"sourced serve: {error}", file=sys.stderr)
+        return 2
+
+
+def serve_socket_mode(args: argparse.Namespace, settings: SlackSettings) -> int:
+    app_token = settings.require_app_token()
+    bot = create_bot(application(args, progress=False), settings, socket_mode=True)
+    handler = SocketModeHandler(bot.app, app_token=app_token)
+    try:
+        handler.connect()  # type: ignore[no-untyped-call]  # slack_bolt leaves it unannotated
+    except SlackApiError as error:
+        code = error.response.get("error") if error.response is not None else error
+        raise SlackSettingsError(f"SLACK_APP_TOKEN was rejected by Slack (apps.connections.open: {code})"
+                                 ) from error
+    print(f"Sourced is connected to Slack (Socket Mode) as <@{bot.identity.user_id}>. Ctrl-C stops it.")
+    try:
+        threading.Event().wait()  # the handler's threads do the work; this one only waits for Ctrl-C
+    except KeyboardInterrupt:
+        pass
+    finally:
+        handler.close()  # type: ignore[no-untyped-call]  # slack_bolt leaves it unannotated
+        bot.workers.shutdown()
+    return 0
+
+
+def serve_http(args: argparse.Namespace, settings: SlackSettings) -> int:
+    """Check everything once in the parent (so a mistake is one line, not a worker crash loop), then fork."""
+    token = settings.require_bot_token()
+    settings.require_signing_secret()
+    verify_bot_token(web_client(token, base_url=settings.api_url))
+    application(args, progress=False).engine.dispose()  # config readable, schema migrated, before the fork
+    workers = args.workers or settings.http_workers
+    threads = args.threads or settings.http_threads
+    print(f"Sourced listens on http://{args.host}:{args.port}/slack/events "
+          f"({workers} workers x {threads} threads); /healthz and /metrics beside it.", flush=True)
+    GunicornServer(_builder(args, settings), host=args.host, port=args.port, workers=workers,
+                   threads=threads).run()
+    return 0
+
+
+def _builder(args: argparse.Namespace, settings: SlackSettings
+             ) -> Callable[[], tuple["WSGIApplication", Callable[[], None]]]:
+    """What each worker runs after the fork: its own container, app and reply pool."""
+
+    def build() -> tuple["WSGIApplication", Callable[[], None]]:
+        sourced = application(args, progress=False)
+        bot = create_bot(sourced, settings)
+
+        def close() -> None:
+            bot.workers.shutdown()
+            sourced.engine.dispose()
+
+        return wsgi_app(bot.app), close
+
+    return build

@@ -1,0 +1,114 @@
+"""HTTP mode: one WSGI application (`/slack/events`, `/healthz`, `/metrics`) and gunicorn to serve it.
+
+Bolt's WSGI adapter handles events, commands and interactivity on `/slack/events`; gunicorn's threaded
+workers serve it (Bolt's own `app.start()` is a development server). Each worker builds its own app after
+the fork, so database connections and the reply pool are never shared between processes.
+"""
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Final
+
+from gunicorn.app.base import BaseApplication  # type: ignore[import-untyped]  # gunicorn ships no types
+from prometheus_client import CollectorRegistry, Histogram, make_wsgi_app, multiprocess
+from prometheus_client.registry import REGISTRY
+from slack_bolt import App
+from slack_bolt.adapter.wsgi import SlackRequestHandler
+
+from bot.work import prestart
+
+if TYPE_CHECKING:
+    from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
+
+EVENTS_PATH: Final = "/slack/events"
+ACK_SECONDS: Final = Histogram("sourced_slack_ack_seconds", "Time to answer Slack's HTTP request (the ack)",
+                               buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 3))
+
+
+def wsgi_app(app: App) -> "WSGIApplication":
+    """The one WSGI entry point of `sourced serve --http`."""
+    slack = SlackRequestHandler(app, path=EVENTS_PATH)
+    metrics = make_wsgi_app(_registry())
+
+    def application(environ: "WSGIEnvironment", start_response: "StartResponse") -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if path == "/healthz":
+            return _health(start_response)
+        if path == "/metrics":
+            exposition: Iterable[bytes] = metrics(environ, start_response)
+            return exposition
+        started = time.perf_counter()
+        try:
+            response: Iterable[bytes] = slack(environ, start_response)
+            return response
+        finally:
+            if path == EVENTS_PATH:
+                ACK_SECONDS.observe(time.perf_counter() - started)
+
+    return application
+
+
+def _health(start_response: "StartResponse") -> Iterable[bytes]:
+    body = json.dumps({"status": "ok", "worker": os.getpid()}).encode()
+    start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
+def _registry() -> CollectorRegistry:
+    """With several workers and PROMETHEUS_MULTIPROC_DIR set, /metrics adds up every worker's numbers;
+    otherwise it reports the worker that answers."""
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return REGISTRY
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    return registry
+
+
+class GunicornServer(BaseApplication):  # type: ignore[misc]  # its base class is untyped (Any)
+    """gunicorn, configured in code: threaded workers, each loading the app through `build` after the fork."""
+
+    def __init__(self, build: Callable[[], tuple["WSGIApplication", Callable[[], None]]], *, host: str,
+                 port: int, workers: int, threads: int) -> None:
+        self._build = build
+        self._close: Callable[[], None] | None = None
+        self._options: dict[str, Any] = {
+            "bind": f"{host}:{port}",
+            "workers": workers,
+            "worker_class": "gthread",
+            "threads": threads,
+            "timeout": 30,
+            "graceful_timeout": 30,
+            "accesslog": None,
+            "post_worker_init": _prestart_request_threads,
+            "worker_exit": self._worker_exit,
+            "child_exit": _child_exit,
+        }
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self._options.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> "WSGIApplication":
+        application, self._close = self._build()
+        return application
+
+    def _worker_exit(self, _server: object, _worker: object) -> None:
+        """Let accepted replies finish before the worker goes: each is a person waiting."""
+        if self._close is not None:
+            self._close()
+
+
+def _prestart_request_threads(worker: Any) -> None:
+    """The gthread worker's request pool, started before the first request (see `bot.work.prestart`)."""
+    pool = getattr(worker, "tpool", None)
+    if isinstance(pool, ThreadPoolExecutor):
+        prestart(pool, worker.cfg.threads)
+
+
+def _child_exit(_server: object, worker: Any) -> None:
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]

@@ -1,0 +1,75 @@
+"""`block_actions`: the buttons on Sourced's replies (passage, feedback, share, clarify)."""
+
+from typing import Any
+
+from slack_bolt import Ack, App, BoltContext, Respond
+
+from bot.identity import signed_ids
+from bot.replies import Place, Replies, Verdict
+from bot.surface import CLARIFY_ACTION, Action
+
+
+def register(app: App) -> None:
+    app.action(Action.PASSAGE)(show_passage)
+    app.action(Action.HELPFUL)(record_feedback)
+    app.action(Action.NOT_HELPFUL)(record_feedback)
+    app.action(Action.SHARE)(share_answer)
+    app.action(CLARIFY_ACTION)(choose_reading)
+
+
+def show_passage(ack: Ack, action: dict[str, Any], context: BoltContext, respond: Respond,
+                 replies: Replies) -> None:
+    ack()
+    ids = signed_ids(context)
+    if ids is not None:
+        value = str(action.get("value") or "")
+        replies.submit("passage", lambda: replies.passage(ids, value=value, respond=respond), respond=respond)
+
+
+def record_feedback(ack: Ack, body: dict[str, Any], context: BoltContext, respond: Respond,
+                    replies: Replies) -> None:
+    ack()
+    ids = signed_ids(context)
+    if ids is not None:
+        action_id, correlation_id, place = clicked(body)
+        verdict: Verdict = "helpful" if action_id == Action.HELPFUL else "not_helpful"
+        replies.submit("feedback", lambda: replies.feedback(
+            ids, correlation_id=correlation_id, verdict=verdict, place=place, respond=respond),
+            respond=respond)
+
+
+def share_answer(ack: Ack, body: dict[str, Any], context: BoltContext, respond: Respond,
+                 replies: Replies) -> None:
+    ack()
+    ids = signed_ids(context)
+    if ids is not None:
+        _, question, place = clicked(body)
+        replies.submit("share", lambda: replies.share(ids, question=question, place=place, respond=respond),
+                       respond=respond)
+
+
+def choose_reading(ack: Ack, body: dict[str, Any], context: BoltContext, respond: Respond,
+                   replies: Replies) -> None:
+    ack()
+    ids = signed_ids(context)
+    if ids is not None:
+        _, value, place = clicked(body)
+        replies.submit("clarify", lambda: replies.clarify(ids, value=value, place=place, respond=respond),
+                       respond=respond)
+
+
+def clicked(body: dict[str, Any]) -> tuple[str, str, Place]:
+    """The clicked button's action id and value, and where it was clicked."""
+    action = (body.get("actions") or [{}])[0]
+    return str(action.get("action_id") or ""), str(action.get("value") or ""), clicked_place(body)
+
+
+def clicked_place(body: dict[str, Any]) -> Place:
+    """Where the click happened, from the signed payload."""
+    container = body.get("container") or {}
+    message = body.get("message") or {}
+    channel = body.get("channel") or {}
+    return Place(channel_id=channel.get("id") or container.get("channel_id"),
+                 message_ts=container.get("message_ts") or message.get("ts"),
+                 is_ephemeral=bool(container.get("is_ephemeral")),
+                 blocks=tuple(message.get("blocks") or ()), text=str(message.get("text") or ""))

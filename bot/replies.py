@@ -1,0 +1,262 @@
+"""What happens after a listener has acknowledged: identity, audience, the core, rendering, delivery.
+
+One method per kind of request. Each resolves the person from the signed ids, decides the audience once,
+asks the core with that audience, and delivers the rendered outcome where that audience reads it. Logs name
+ids, kinds and correlation ids, never what the person typed.
+"""
+
+import logging
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot import blocks
+from bot.audience import AudiencePolicy
+from bot.blocks import Message
+from bot.exactly_once import EventClaims
+from bot.identity import IdentityResolver, SignedIds
+from bot.work import ReplyWorkers
+from core.application.audit import user_reference
+from core.application.orchestrator import Question
+from core.bootstrap import Sourced
+from core.domain import Audience, Clarify, Outcome, Passage, Principal, Refused
+
+log = logging.getLogger(__name__)
+
+Respond = Callable[..., Any]
+"""Bolt's `respond`: posts to the request's `response_url` (ephemeral by default)."""
+Verdict = Literal["helpful", "not_helpful"]
+PASSAGE_SEARCH_DEPTH: Final = 50
+
+
+@dataclass(frozen=True, kw_only=True)
+class Delivery:
+    """One delivery of an event: its id, and Slack's retry number when it is a redelivery."""
+
+    event_id: str
+    retry: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Place:
+    """The message a button was clicked on, from the action payload (`container`, `channel`, `message`)."""
+
+    channel_id: str | None
+    message_ts: str | None
+    is_ephemeral: bool
+    blocks: Sequence[dict[str, Any]] = field(default_factory=tuple)
+    text: str = ""
+
+
+class Replies:
+    def __init__(self, *, sourced: Sourced, client: WebClient, identity: IdentityResolver,
+                 audience: AudiencePolicy, workers: ReplyWorkers) -> None:
+        self._sourced = sourced
+        self._events = EventClaims(sourced.processed_events)
+        self._client = client
+        self._identity = identity
+        self._audience = audience
+        self._workers = workers
+        key = sourced.settings.user_hash_key
+        self._user_hash_key = key.get_secret_value().encode() if key else None
+
+    def submit(self, job: str, work: Callable[[], None], *, respond: Respond | None = None) -> None:
+        """Hand work to the reply pool; the listener returns, and Slack gets its acknowledgement.
+
+        If the work fails (Slack or the database down), the person is told so through `respond`."""
+
+        def guarded() -> None:
+            try:
+                work()
+            except Exception:
+                if respond is not None:
+                    _apologise(respond)
+                raise
+
+        self._workers.submit(job, guarded)
+
+    # -- questions -------------------------------------------------------------------------------------
+
+    def mention(self, ids: SignedIds, *, event: Delivery, channel_id: str, thread_ts: str, text: str) -> None:
+        """Answer in the thread, for everyone who can read the channel; say so privately if that fails.
+        A redelivered event is dropped here, before any work."""
+        if not self._events.first_time(event.event_id, retry=event.retry):
+            return
+        try:
+            self._answer_mention(ids, channel_id=channel_id, thread_ts=thread_ts, text=text)
+        except Exception:
+            unavailable = blocks.notice(blocks.UNAVAILABLE)
+            with suppress(SlackApiError, OSError):
+                self._client.chat_postEphemeral(channel=channel_id, user=ids.user_id, thread_ts=thread_ts,
+                                                text=unavailable.text, blocks=unavailable.block_dicts())
+            raise
+
+    def _answer_mention(self, ids: SignedIds, *, channel_id: str, thread_ts: str, text: str) -> None:
+        principal = self._identity.principal(ids)
+        if principal is None:
+            return
+        audience = self._audience.for_channel(principal, channel_id)
+        outcome = self._ask(text, principal, audience, ids=ids, channel_id=channel_id)
+        message = self._message(outcome, text, principal, channel_id,
+                                in_channel=not self._audience.is_direct(channel_id))
+        if isinstance(outcome, Refused) and outcome.kind == "invalid_query":
+            self._client.chat_postEphemeral(channel=channel_id, user=ids.user_id, thread_ts=thread_ts,
+                                            text=message.text, blocks=message.block_dicts())
+            return
+        self._client.chat_postMessage(channel=channel_id, thread_ts=thread_ts, text=message.text,
+                                      blocks=message.block_dicts())
+
+    def command(self, ids: SignedIds, *, channel_id: str | None, text: str, respond: Respond) -> None:
+        """`/ask`: an ephemeral reply only the asker reads, so it uses everything the asker may see."""
+        principal = self._identity.principal(ids)
+        if principal is None:
+            return
+        audience = AudiencePolicy.private(principal)
+        outcome = self._ask(text, principal, audience, ids=ids, channel_id=channel_id)
+        shareable = channel_id is not None and not channel_id.startswith("D")
+        message = self._message(outcome, text, principal, channel_id, shareable=shareable)
+        respond(text=message.text, blocks=message.block_dicts(), response_type="ephemeral")
+
+    # -- buttons ---------------------------------------------------------------------------------------
+
+    def clarify(self, ids: SignedIds, *, value: str, place: Place, respond: Respond) -> None:
+        """Answer the chosen reading for whoever clicked, with their roles and the message's audience, in
+        place of the clarifying question. Only a live pending record makes a click count."""
+        refined = self._take_reading(value)
+        if refined is None:
+            respond(**_ephemeral(blocks.notice(blocks.EXPIRED)))
+            return
+        principal = self._identity.principal(ids)
+        if principal is None:
+            return
+        in_channel = self._in_channel(place)
+        audience = (self._audience.for_channel(principal, place.channel_id) if in_channel and place.channel_id
+                    else AudiencePolicy.private(principal))
+        outcome = self._ask(refined, principal, audience, ids=ids, channel_id=place.channel_id)
+        message = self._message(outcome, refined, principal, place.channel_id, in_channel=in_channel)
+        self._replace(place, message, respond)
+
+    def share(self, ids: SignedIds, *, question: str, place: Place, respond: Respond) -> None:
+        """Ask again for the channel's audience; post only an answer that audience may see."""
+        principal = self._identity.principal(ids)
+        if principal is None or place.channel_id is None:
+            return
+        audience = self._audience.for_channel(principal, place.channel_id)
+        outcome = self._ask(question, principal, audience, ids=ids, channel_id=place.channel_id)
+        if outcome.kind != "answered":
+            log.info("share withheld in %s: %s for the channel's audience (correlation %s)",
+                     place.channel_id, outcome.kind, outcome.correlation_id)
+            respond(**_ephemeral(blocks.notice(blocks.NOT_SHARED)))
+            return
+        message = self._message(outcome, question, principal, place.channel_id, in_channel=True)
+        try:
+            self._client.chat_postMessage(channel=place.channel_id, text=message.text,
+                                          blocks=message.block_dicts())
+        except SlackApiError as error:
+            log.warning("share into %s failed: %s", place.channel_id, _code(error))
+            respond(**_ephemeral(blocks.notice(blocks.SHARE_FAILED)))
+            return
+        self._note(place, blocks.SHARE_BLOCK, blocks.SHARED, respond)
+
+    def feedback(self, ids: SignedIds, *, correlation_id: str, verdict: Verdict, place: Place,
+                 respond: Respond) -> None:
+        """Store the verdict against the reply's correlation id, and say thanks on the message."""
+        self._sourced.feedback.record(correlation_id[:64], user_reference(ids.user_id, self._user_hash_key),
+                                      verdict)
+        self._note(place, blocks.FEEDBACK_BLOCK, blocks.THANKS, respond)
+
+    def passage(self, ids: SignedIds, *, value: str, respond: Respond) -> None:
+        """Show a cited passage to the clicker alone, and only if the clicker may see its document."""
+        principal = self._identity.principal(ids)
+        if principal is None:
+            return
+        found = self._find_passage(value, AudiencePolicy.private(principal))
+        message = blocks.passage_message(found) if found else blocks.notice(blocks.PASSAGE_GONE)
+        respond(**_ephemeral(message), replace_original=False)
+
+    # -- steps -----------------------------------------------------------------------------------------
+
+    def _ask(self, text: str, principal: Principal, audience: Audience, *, ids: SignedIds,
+             channel_id: str | None) -> Outcome:
+        outcome = self._sourced.orchestrator.ask(Question(text=text, principal=principal, audience=audience,
+                                                          workspace_id=ids.team_id, channel_id=channel_id))
+        log.info("reply %s in %s: %s", outcome.correlation_id, channel_id or "-", outcome.kind)
+        return outcome
+
+    def _message(self, outcome: Outcome, question: str, principal: Principal, channel_id: str | None, *,
+                 in_channel: bool = False, shareable: bool = False) -> Message:
+        """Render; a clarifying question first stores its pending record, whose id its buttons carry."""
+        clarification_id = None
+        if isinstance(outcome, Clarify):
+            self._sourced.pending.purge_expired()
+            clarification_id = self._sourced.pending.save(question=question, user_id=principal.user_id,
+                                                          channel_id=channel_id, options=outcome.options).id
+        return blocks.render(outcome, question=question, clarification_id=clarification_id,
+                             shareable=shareable and outcome.kind == "answered", in_channel=in_channel)
+
+    def _take_reading(self, value: str) -> str | None:
+        """The refined question of a clarify click, if its pending record is live and matches the button."""
+        choice = blocks.parse_clarify_value(value)
+        if choice is None:
+            return None
+        self._sourced.pending.purge_expired()
+        pending = self._sourced.pending.take(choice.clarification_id)
+        if pending is None or not 0 <= choice.index < len(pending.options):
+            return None
+        refine = pending.options[choice.index].refine
+        if choice.question is not None and choice.question != refine:
+            log.warning("clarify click %s: button and pending record disagree", choice.clarification_id)
+            return None
+        return refine
+
+    def _in_channel(self, place: Place) -> bool:
+        """Whether the clicked message is read by a channel (not ephemeral, not a DM)."""
+        if place.is_ephemeral or place.channel_id is None:
+            return False
+        return not self._audience.is_direct(place.channel_id)
+
+    def _find_passage(self, value: str, audience: Audience) -> Passage | None:
+        """Through the index, scoped to `audience`: a passage the clicker may not see is never found."""
+        reference = blocks.parse_passage_value(value)
+        if reference is None:
+            return None
+        hits = self._sourced.index.search(reference.query, audience=audience, limit=PASSAGE_SEARCH_DEPTH)
+        return next((hit.passage for hit in hits if hit.chunk_id == reference.chunk_id), None)
+
+    def _replace(self, place: Place, message: Message, respond: Respond) -> None:
+        """The clicked message becomes `message`: in place in the channel, or through `response_url`."""
+        if place.is_ephemeral or place.channel_id is None or place.message_ts is None:
+            respond(text=message.text, blocks=message.block_dicts(), replace_original=True)
+            return
+        self._client.chat_update(channel=place.channel_id, ts=place.message_ts, text=message.text,
+                                 blocks=message.block_dicts())
+
+    def _note(self, place: Place, block_id: str, note: str, respond: Respond) -> None:
+        """Replace one block of the clicked message by a short note (thanks, shared)."""
+        if not place.blocks:
+            respond(**_ephemeral(blocks.notice(note)), replace_original=place.is_ephemeral)
+            return
+        updated = blocks.replace_block(place.blocks, block_id, note)
+        text = place.text or note
+        if place.is_ephemeral or place.channel_id is None or place.message_ts is None:
+            respond(text=text, blocks=updated, replace_original=True)
+            return
+        self._client.chat_update(channel=place.channel_id, ts=place.message_ts, text=text, blocks=updated)
+
+
+def _apologise(respond: Respond) -> None:
+    with suppress(Exception):  # the reply already failed; a failed apology must not hide why
+        respond(**_ephemeral(blocks.notice(blocks.UNAVAILABLE)), replace_original=False)
+
+
+def _ephemeral(message: Message) -> dict[str, Any]:
+    return {"text": message.text, "blocks": message.block_dicts(), "response_type": "ephemeral"}
+
+
+def _code(error: SlackApiError) -> str:
+    return str(error.response.get("error")) if error.response is not None else str(error)
+

@@ -1,0 +1,57 @@
+"""The Slack Web API client, built one way for every caller: the configured base URL and slack_sdk's
+retry handlers, so a 429 waits for `Retry-After` and a dropped connection is tried again."""
+
+from dataclasses import dataclass
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+
+from bot.settings import SlackSettingsError
+
+TIMEOUT_S = 15
+RATE_LIMIT_RETRIES = 3
+CONNECTION_RETRIES = 2
+
+
+def web_client(token: str | None, *, base_url: str) -> WebClient:
+    return WebClient(
+        token=token,
+        base_url=base_url,
+        timeout=TIMEOUT_S,
+        retry_handlers=[
+            RateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
+            ConnectionErrorRetryHandler(max_retry_count=CONNECTION_RETRIES),
+        ],
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class BotIdentity:
+    """Who the bot is and which workspace installed it, from `auth.test`."""
+
+    user_id: str
+    bot_id: str | None
+    team_id: str | None
+    enterprise_id: str | None
+    auth_test: dict[str, object]
+
+
+def verify_bot_token(client: WebClient) -> BotIdentity:
+    """Call `auth.test` once; a rejected or unreachable token becomes one line naming the variable."""
+    try:
+        response = client.auth_test()
+    except SlackApiError as error:
+        code = error.response.get("error", "unknown error") if error.response is not None else "unknown error"
+        raise SlackSettingsError(f"SLACK_BOT_TOKEN was rejected by Slack (auth.test: {code})") from error
+    except OSError as error:
+        raise SlackSettingsError(f"SLACK_BOT_TOKEN could not be checked: Slack API at {client.base_url} "
+                                 f"is unreachable ({error})") from error
+    data = dict(response.data) if isinstance(response.data, dict) else {}
+    return BotIdentity(user_id=str(data.get("user_id", "")), bot_id=_text(data.get("bot_id")),
+                       team_id=_text(data.get("team_id")), enterprise_id=_text(data.get("enterprise_id")),
+                       auth_test=data)
+
+
+def _text(value: object) -> str | None:
+    return str(value) if value else None

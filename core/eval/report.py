@@ -1,0 +1,135 @@
+"""From case results to the report of `sourced eval`: the rates, per expected kind and tag, the failures, and
+the bounds `--fail-under` checks.
+
+Every rate is a fraction of its case group: the answer verdicts of the answer cases, the abstention rates and
+`kind_accuracy` of the refusal cases, `leaks` and `clarify_rate` of all cases. `citation_precision` is a share
+of citations (in answered answer cases). A rate whose group is empty is None.
+"""
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from core.eval.cases import EXPECTATIONS
+from core.eval.scoring import CaseResult
+from core.eval.stats import percentile
+
+Metrics = dict[str, float | None]
+
+RATE_KEYS: Final = ("correct_answer", "wrong_answer", "false_abstention", "missed", "correct_abstention",
+                    "false_answer", "kind_accuracy", "leaks", "citation_precision", "clarify_rate",
+                    "latency_p50_ms", "latency_p95_ms")
+MAXIMUM_KEYS: Final = frozenset({"wrong_answer", "false_abstention", "missed", "false_answer", "leaks",
+                                 "clarify_rate", "latency_p50_ms", "latency_p95_ms"})
+"""Rates where lower is better: `--fail-under` treats their bound as a maximum, every other as a minimum."""
+
+
+def metrics(results: Sequence[CaseResult]) -> Metrics:
+    answers = [r for r in results if r.expected == "answer"]
+    refusals = [r for r in results if r.expected != "answer"]
+    answered = [r for r in answers if r.answered]
+    citations = sum(r.citations for r in answered)
+    latencies = [r.latency_ms for r in results]
+    return {
+        "correct_answer": _share(answers, lambda r: r.verdict == "correct_answer"),
+        "wrong_answer": _share(answers, lambda r: r.verdict == "wrong_answer"),
+        "false_abstention": _share(answers, lambda r: r.verdict == "false_abstention"),
+        "missed": _share(answers, lambda r: r.verdict == "missed"),
+        "correct_abstention": _share(refusals, lambda r: r.verdict == "correct_abstention"),
+        "false_answer": _share(refusals, lambda r: r.verdict == "false_answer"),
+        "kind_accuracy": _share(refusals, lambda r: bool(r.kind_correct)),
+        "leaks": _share(results, lambda r: r.leak is not None),
+        "citation_precision": round(sum(r.supported_citations for r in answered) / citations, 4)
+        if citations else None,
+        "clarify_rate": _share(results, lambda r: r.clarified),
+        "latency_p50_ms": _rounded(percentile(latencies, 50)),
+        "latency_p95_ms": _rounded(percentile(latencies, 95)),
+    }
+
+
+def _share(results: Sequence[CaseResult], counts: Callable[[CaseResult], bool]) -> float | None:
+    return round(sum(map(counts, results)) / len(results), 4) if results else None
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
+def group(results: Sequence[CaseResult]) -> dict[str, Any]:
+    """One group of the report: the case count, the rates, owner routing, the false abstentions whose
+    support never reached the model (dropped by the floor or a clarification), and the outcome kinds seen."""
+    with_owner = [r for r in results if r.owner_correct is not None]
+    answers = [r for r in results if r.expected == "answer"]
+    return {
+        "cases": len(results),
+        **metrics(results),
+        "owner_accuracy": _share(with_owner, lambda r: bool(r.owner_correct)),
+        "false_abstention_before_model": _share(
+            answers, lambda r: r.verdict == "false_abstention" and not r.support_given),
+        "got": dict(Counter(r.got for r in results).most_common()),
+    }
+
+
+def by_kind(results: Sequence[CaseResult]) -> dict[str, Any]:
+    """Per expected kind, in the order of the case format, each with its rows per tag."""
+    report: dict[str, Any] = {}
+    for kind in EXPECTATIONS:
+        of_kind = [r for r in results if r.expected == kind]
+        if of_kind:
+            tags = sorted({tag for r in of_kind for tag in r.tags})
+            report[kind] = {**group(of_kind),
+                            "tags": {tag: group([r for r in of_kind if tag in r.tags]) for tag in tags}}
+    return report
+
+
+@dataclass(frozen=True, kw_only=True)
+class Report:
+    results: tuple[CaseResult, ...]
+
+    @property
+    def metrics(self) -> Metrics:
+        return metrics(self.results)
+
+    def failures(self) -> list[dict[str, str]]:
+        return [{"id": r.case_id, "expected": r.expected, "got": r.got, "reason": r.reason}
+                for r in self.results if r.reason]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The object `sourced eval --json` prints: the rates, then `cases`, `by_kind` and `failures`."""
+        return {**self.metrics, "cases": len(self.results), "by_kind": by_kind(self.results),
+                "failures": self.failures()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bound:
+    """`KEY=VALUE` of `--fail-under`: a minimum for the rates where higher is better, else a maximum."""
+
+    key: str
+    value: float
+
+    @classmethod
+    def parse(cls, text: str) -> "Bound":
+        key, sep, raw = text.partition("=")
+        key = key.strip()
+        if not sep or key not in RATE_KEYS:
+            raise ValueError(f"{text!r}: expected KEY=VALUE with KEY one of {', '.join(RATE_KEYS)}")
+        try:
+            return cls(key=key, value=float(raw))
+        except ValueError:
+            raise ValueError(f"{text!r}: {raw!r} is not a number") from None
+
+    @property
+    def is_maximum(self) -> bool:
+        return self.key in MAXIMUM_KEYS
+
+    def violation(self, measured: Metrics) -> str | None:
+        """Why the measured value is past this bound, or None. A rate that could not be measured fails."""
+        value = measured[self.key]
+        if value is None:
+            return f"{self.key} could not be measured (no cases in its group)"
+        if self.is_maximum and value > self.value:
+            return f"{self.key} = {value:g} is above the maximum {self.value:g}"
+        if not self.is_maximum and value < self.value:
+            return f"{self.key} = {value:g} is below the minimum {self.value:g}"
+        return None

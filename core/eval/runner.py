@@ -1,0 +1,75 @@
+"""The evaluation runner: a fresh temporary database, the knowledge base ingested into it, and every case
+asked as its asker through the same orchestrator the bot uses, then scored."""
+
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.application.orchestrator import Question
+from core.application.routing import KnownGap
+from core.bootstrap import Sourced, bootstrap
+from core.config import Settings, SourcedConfig
+from core.domain import Audience, Principal
+from core.eval.cases import Case
+from core.eval.report import Report
+from core.eval.scoring import CaseResult, DocumentInfo, EvidenceSummary, asker_view, score_case
+from core.retrieval.knowledge_base import load_knowledge_base
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvalSession:
+    """A knowledge base ingested into a temporary database, ready to ask and score cases."""
+
+    sourced: Sourced
+    documents: tuple[DocumentInfo, ...]
+    public_owners: tuple[str, ...]
+    ingest_errors: tuple[str, ...]
+
+    def score(self, case: Case) -> CaseResult:
+        principal = case_principal(case)
+        audience = Audience.only(principal)
+        started = time.perf_counter()
+        outcome, evidence = self.sourced.orchestrator.ask_with_evidence(
+            Question(text=case.question, principal=principal, audience=audience))
+        latency_ms = (time.perf_counter() - started) * 1000
+        view = asker_view(self.documents, audience, self.public_owners)
+        return score_case(case, outcome, EvidenceSummary.of(evidence), view, latency_ms=latency_ms)
+
+
+@contextmanager
+def eval_session(*, kb: Path, config: SourcedConfig, known_gaps: tuple[KnownGap, ...],
+                 progress: bool = False) -> Iterator[EvalSession]:
+    """`config` supplies roles, risk words and the default owner; `known_gaps` replaces its gaps. The
+    database lives in a temporary folder removed on exit."""
+    default_owner = (config.default_owner,) if config.default_owner else ()
+    owners = tuple(gap.owner for gap in known_gaps) + default_owner
+    with tempfile.TemporaryDirectory(prefix="sourced-eval-") as tmp:
+        sourced = bootstrap(Settings(database_url=f"sqlite:///{tmp}/eval.db"), config=config,
+                            known_gaps=known_gaps, progress=progress)
+        try:
+            errors = tuple(f"{error.path}: {error.reason}" for error in sourced.ingestor.ingest(kb).errors)
+            yield EvalSession(sourced=sourced, documents=knowledge_base_documents(kb), public_owners=owners,
+                              ingest_errors=errors)
+        finally:
+            sourced.engine.dispose()
+
+
+def run_evaluation(*, kb: Path, cases: Sequence[Case], config: SourcedConfig,
+                   known_gaps: tuple[KnownGap, ...]) -> tuple[Report, tuple[str, ...]]:
+    """Every case scored, and the files that could not be ingested."""
+    with eval_session(kb=kb, config=config, known_gaps=known_gaps) as session:
+        return Report(results=tuple(map(session.score, cases))), session.ingest_errors
+
+
+def knowledge_base_documents(kb: Path) -> tuple[DocumentInfo, ...]:
+    """Every loadable document's audience, title and owner, read by the same loader ingestion uses."""
+    return tuple(DocumentInfo(doc_id=doc.doc_id, title=doc.title, audience=doc.audience, owner=doc.owner)
+                 for doc in load_knowledge_base(kb).documents)
+
+
+def case_principal(case: Case) -> Principal:
+    """The asker of a case: a member of staff holding exactly the roles it lists."""
+    return Principal(user_id=f"eval:{case.id}", roles=frozenset(case.asker.roles))

@@ -1,0 +1,165 @@
+"""The OpenAI-compatible adapter: OpenAI or Azure OpenAI, vLLM, Ollama, llama.cpp's server.
+
+It asks for the envelope with a strict JSON schema where the server supports structured output, and falls back
+to plain JSON mode, remembered per instance, when the server rejects `json_schema` with a 400. It returns the
+message content exactly as received: judging it is the orchestrator's strict parser's job, so nothing is
+stripped or repaired here. Every failure raises; the orchestrator turns any exception into
+`model_unavailable`.
+
+Bounds: each attempt has a timeout, and the client's own retry (429 and 5xx, with backoff) makes at most
+`max_retries` more attempts. The client honours a server's `Retry-After` up to two minutes, so a rate-limited
+hosted model can take longer than `(max_retries + 1) * timeout_s`.
+"""
+
+import logging
+from typing import Any, Final
+
+from openai import BadRequestError, OpenAI
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.chat.completion_create_params import ResponseFormat
+from pydantic import SecretStr
+
+from core.application.envelope import envelope_json_schema
+from core.application.ports import GenerationRequest
+from core.config import ConfigError, Settings
+from core.llm.prompts import PromptTemplate, load_prompt
+from core.llm.safety import ensure_model_url_allowed
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_RETRIES: Final = 2
+DEFAULT_MAX_TOKENS: Final = 1024
+NO_KEY: Final = "sourced-no-key"
+# Why a placeholder rather than None: given None, the client reads OPENAI_API_KEY from the environment and
+# would send a key set for some other tool to whatever server SOURCED_MODEL_BASE_URL names. Local servers need
+# no key at all.
+
+_NOT_IN_STRICT_MODE: Final = frozenset({"title", "default", "minLength", "maxLength"})
+
+
+class EmptyCompletion(RuntimeError):
+    """The server answered without any choice to read."""
+
+
+def strict_envelope_schema() -> dict[str, Any]:
+    """The envelope schema in the form strict structured output accepts: references inlined, every property
+    required, no additional properties, no keywords strict mode rejects."""
+    schema = envelope_json_schema()
+    definitions = schema.pop("$defs", {})
+    strict: dict[str, Any] = _strict(schema, definitions)
+    return strict
+
+
+def _strict(node: Any, definitions: Any) -> Any:
+    if isinstance(node, list):
+        return [_strict(item, definitions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        return _strict(definitions[node["$ref"].rsplit("/", 1)[-1]], definitions)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties":
+            out[key] = {name: _strict(sub, definitions) for name, sub in value.items()}
+        elif key not in _NOT_IN_STRICT_MODE:
+            out[key] = _strict(value, definitions)
+    if out.get("type") == "object":
+        out["required"] = list(out.get("properties", {}))
+        out["additionalProperties"] = False
+    return out
+
+
+def json_schema_format(schema: dict[str, Any]) -> ResponseFormat:
+    return {"type": "json_schema", "json_schema": {"name": "envelope", "strict": True, "schema": schema}}
+
+
+JSON_OBJECT_FORMAT: Final[ResponseFormat] = {"type": "json_object"}
+
+
+class OpenAICompatModel:
+    """The AnswerModel port over any server speaking OpenAI's chat completions API."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: SecretStr | None = None,
+        timeout_s: float = 20.0,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        provider: str = "openai",
+        prompt: PromptTemplate | None = None,
+        schema: dict[str, Any] | None = None,
+    ) -> None:
+        """`schema` replaces the strict envelope schema, for servers that accept tighter bounds on output."""
+        self._base_url = base_url
+        self._model = model
+        self._provider = provider
+        self._max_tokens = max_tokens
+        self._prompt = prompt or load_prompt()
+        self._schema_format = json_schema_format(schema or strict_envelope_schema())
+        self._structured = True
+        self._client = OpenAI(base_url=base_url, api_key=api_key.get_secret_value() if api_key else NO_KEY,
+                              timeout=timeout_s, max_retries=max_retries)
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatModel(name={self.name!r}, base_url={self._base_url!r})"
+
+    @property
+    def name(self) -> str:
+        return f"{self._provider}:{self._model}"
+
+    @property
+    def prompt_version(self) -> str:
+        return self._prompt.version
+
+    @property
+    def uses_json_schema(self) -> bool:
+        """False once the server has rejected strict structured output; JSON mode is used from then on."""
+        return self._structured
+
+    def generate(self, request: GenerationRequest) -> str:
+        ensure_model_url_allowed(self._base_url)
+        messages = self._messages(request)
+        if self._structured:
+            try:
+                return self._complete(messages, self._schema_format)
+            except BadRequestError as error:
+                if not _rejects_response_format(error):
+                    raise
+                log.warning("%s rejected json_schema output; using JSON mode from now on", self.name)
+                self._structured = False
+        return self._complete(messages, JSON_OBJECT_FORMAT)
+
+    def _messages(self, request: GenerationRequest) -> list[ChatCompletionMessageParam]:
+        prompt = self._prompt.render(request.question, request.chunks)
+        return [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}]
+
+    def _complete(self, messages: list[ChatCompletionMessageParam], response_format: ResponseFormat) -> str:
+        """The first choice's content as-is; no content at all (a model's refusal field) is an empty output,
+        which the parser then refuses as malformed."""
+        completion = self._client.chat.completions.create(
+            model=self._model, messages=messages, response_format=response_format, temperature=0,
+            max_tokens=self._max_tokens,
+        )
+        if not completion.choices:
+            raise EmptyCompletion(f"{self.name} returned no choices")
+        return completion.choices[0].message.content or ""
+
+
+def _rejects_response_format(error: BadRequestError) -> bool:
+    """A 400 about the requested output format (not about the prompt) means: try plain JSON mode."""
+    said = f"{error.message} {error.body}".lower()
+    return "response_format" in said or "json_schema" in said
+
+
+def from_settings(settings: Settings) -> OpenAICompatModel:
+    """`SOURCED_MODEL=openai`: base URL and model name are required; the key is optional for local servers."""
+    base_url, model = settings.model_base_url, settings.model_name
+    if not base_url or not model:
+        required = (("SOURCED_MODEL_BASE_URL", base_url), ("SOURCED_MODEL_NAME", model))
+        missing = [name for name, value in required if not value]
+        raise ConfigError(f"SOURCED_MODEL=openai needs {' and '.join(missing)} in the environment")
+    return OpenAICompatModel(base_url=base_url, model=model, api_key=settings.model_api_key,
+                             timeout_s=settings.model_timeout_s)

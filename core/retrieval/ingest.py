@@ -1,0 +1,237 @@
+"""Ingestion: the knowledge-base folder into the database, incrementally and one document at a time.
+
+An unchanged file (same document id, same bytes) is skipped, a changed one has its chunks, roles and
+full-text rows replaced, and a document whose file is gone is removed. Each document is its own
+transaction, so a failure stores nothing half-done and the other documents still go in.
+
+A file that no longer loads (say, a typo in its front matter) is reported and its document removed: it
+fails closed, because the broken edit may have been the one that restricted its audience.
+
+Every transaction starts with a write, so on SQLite it waits for the lock (the bot may be writing audit
+records meanwhile) instead of failing when a read transaction cannot be upgraded.
+"""
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
+from typing import Any, Final
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from sqlalchemy import Connection, Engine, delete, func, insert, select, text, update
+from sqlalchemy.exc import SQLAlchemyError
+
+from core.retrieval.chunking import ChunkDraft, chunk_document
+from core.retrieval.index import index_body
+from core.retrieval.knowledge_base import LoadError, SourceDocument, load_knowledge_base
+from core.storage.database import supports_full_text
+from core.storage.tables import ChunkRow, DocumentRoleRow, DocumentRow
+
+_DELETE_FTS: Final = "DELETE FROM chunks_fts WHERE rowid = :rowid"
+_INSERT_FTS: Final = "INSERT INTO chunks_fts (rowid, chunk_id, body) VALUES (:rowid, :chunk_id, :body)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class IngestReport:
+    """What one ingestion did, by document id. `changed_chunk_ids` (new or different text) and
+    `removed_chunk_ids` are what a later embedding index has to recompute or forget."""
+
+    added: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    unchanged: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    chunks: int = 0
+    errors: tuple[LoadError, ...] = ()
+    changed_chunk_ids: tuple[str, ...] = ()
+    removed_chunk_ids: tuple[str, ...] = ()
+
+    def summary(self) -> str:
+        """One line for the console and the logs."""
+        documents = len(self.added) + len(self.updated) + len(self.unchanged)
+        line = (f"{documents} documents: {len(self.added)} added, {len(self.updated)} updated, "
+                f"{len(self.unchanged)} unchanged, {len(self.removed)} removed; {self.chunks} chunks")
+        if self.errors:
+            line += f"; {len(self.errors)} {'file' if len(self.errors) == 1 else 'files'} failed"
+        return line
+
+
+@dataclass(kw_only=True)
+class _Tally:
+    """The report while it is being gathered."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    errors: list[LoadError] = field(default_factory=list)
+    changed_chunk_ids: list[str] = field(default_factory=list)
+    removed_chunk_ids: list[str] = field(default_factory=list)
+
+    def report(self, chunks: int) -> IngestReport:
+        return IngestReport(
+            added=tuple(self.added), updated=tuple(self.updated), unchanged=tuple(self.unchanged),
+            removed=tuple(self.removed), chunks=chunks, errors=tuple(self.errors),
+            changed_chunk_ids=tuple(self.changed_chunk_ids), removed_chunk_ids=tuple(self.removed_chunk_ids),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Stored:
+    """What decides whether a stored document is still current."""
+
+    file_sha256: str
+    source_path: str
+    supersedes: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _OldChunk:
+    chunk_id: str
+    content_hash: str
+    fts_rowid: int | None
+
+
+class Ingestor:
+    """Keeps the database in step with a knowledge-base folder. Run one at a time per database."""
+
+    def __init__(self, engine: Engine, *, progress: bool = True,
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self._engine = engine
+        self._progress = progress
+        self._now = now
+        self._full_text = supports_full_text(engine.dialect.name)
+
+    def ingest(self, root: Path) -> IngestReport:
+        """Load `root` and bring the stored documents, chunks, roles and full-text rows in line with it."""
+        loaded = load_knowledge_base(root)
+        stored = self._stored()
+        tally = _Tally(errors=list(loaded.errors))
+        with self._progress_bar(len(loaded.documents)) as advance:
+            for document in loaded.documents:
+                self._ingest_document(document, stored.get(document.doc_id), tally)
+                advance()
+        present = {document.doc_id for document in loaded.documents}
+        for doc_id in sorted(stored.keys() - present):
+            remove = partial(self._remove, doc_id=doc_id, tally=tally)
+            self._guarded(Path(stored[doc_id].source_path), tally, remove)
+        return tally.report(chunks=self._chunk_count())
+
+    def _ingest_document(self, document: SourceDocument, previous: _Stored | None, tally: _Tally) -> None:
+        if previous is not None and previous.file_sha256 == document.file_sha256:
+            if previous == _fingerprint(document):
+                tally.unchanged.append(document.doc_id)
+            elif self._guarded(document.path, tally, lambda c: _refresh_metadata(c, document)):
+                tally.updated.append(document.doc_id)
+            return
+        if self._guarded(document.path, tally, lambda c: self._replace(c, document, tally)):
+            (tally.added if previous is None else tally.updated).append(document.doc_id)
+
+    def _guarded(self, path: Path, tally: _Tally, work: Callable[[Connection], None]) -> bool:
+        """Run `work` in its own transaction; a database error becomes the file's error, not the run's."""
+        try:
+            with self._engine.begin() as connection:
+                work(connection)
+        except SQLAlchemyError as error:
+            first_line = str(getattr(error, "orig", None) or error).splitlines()[0]
+            reason = f"could not be stored ({type(error).__name__}: {first_line})"
+            tally.errors.append(LoadError(path=path, reason=reason))
+            return False
+        return True
+
+    def _replace(self, connection: Connection, document: SourceDocument, tally: _Tally) -> None:
+        old = {chunk.chunk_id: chunk for chunk in self._delete_document(connection, document.doc_id)}
+        drafts = chunk_document(document)
+        connection.execute(insert(DocumentRow), [_document_row(document, self._now())])
+        connection.execute(insert(DocumentRoleRow),
+                           [{"doc_id": document.doc_id, "role": role} for role in sorted(document.audience)])
+        if drafts:
+            self._insert_chunks(connection, document.doc_id, drafts)
+        new_ids = {draft.chunk_id for draft in drafts}
+        tally.changed_chunk_ids.extend(draft.chunk_id for draft in drafts if draft.chunk_id not in old
+                                       or old[draft.chunk_id].content_hash != draft.content_hash)
+        tally.removed_chunk_ids.extend(chunk_id for chunk_id in old if chunk_id not in new_ids)
+
+    def _insert_chunks(self, connection: Connection, doc_id: str, drafts: Sequence[ChunkDraft]) -> None:
+        rowids = self._new_rowids(connection, len(drafts))
+        connection.execute(insert(ChunkRow), [_chunk_row(doc_id, draft, rowid)
+                                              for draft, rowid in zip(drafts, rowids, strict=True)])
+        if self._full_text:
+            connection.execute(text(_INSERT_FTS), [
+                {"rowid": rowid, "chunk_id": draft.chunk_id, "body": index_body(draft.heading, draft.text)}
+                for draft, rowid in zip(drafts, rowids, strict=True)
+            ])
+
+    def _remove(self, connection: Connection, *, doc_id: str, tally: _Tally) -> None:
+        old = self._delete_document(connection, doc_id)
+        tally.removed.append(doc_id)
+        tally.removed_chunk_ids.extend(chunk.chunk_id for chunk in old)
+
+    def _delete_document(self, connection: Connection, doc_id: str) -> list[_OldChunk]:
+        """Delete a document with its chunks and full-text rows; the first statement is the write."""
+        deleted = connection.execute(
+            delete(ChunkRow).where(ChunkRow.doc_id == doc_id)
+            .returning(ChunkRow.chunk_id, ChunkRow.content_hash, ChunkRow.fts_rowid)
+        ).tuples().all()
+        old = [_OldChunk(chunk_id=c, content_hash=h, fts_rowid=r) for c, h, r in deleted]
+        rowids = [{"rowid": chunk.fts_rowid} for chunk in old if chunk.fts_rowid is not None]
+        if self._full_text and rowids:
+            connection.execute(text(_DELETE_FTS), rowids)
+        connection.execute(delete(DocumentRow).where(DocumentRow.doc_id == doc_id))
+        return old
+
+    def _new_rowids(self, connection: Connection, count: int) -> Sequence[int | None]:
+        """Full-text row ids for new chunks, after the highest in use; none without a full-text index."""
+        if not self._full_text:
+            return [None] * count
+        highest = connection.execute(select(func.max(ChunkRow.fts_rowid))).scalar() or 0
+        return range(highest + 1, highest + 1 + count)
+
+    def _stored(self) -> dict[str, _Stored]:
+        columns = select(DocumentRow.doc_id, DocumentRow.file_sha256, DocumentRow.source_path,
+                         DocumentRow.supersedes)
+        with self._engine.connect() as connection:
+            rows = connection.execute(columns).tuples().all()
+        return {doc_id: _Stored(file_sha256=sha, source_path=path, supersedes=tuple(supersedes or ()))
+                for doc_id, sha, path, supersedes in rows}
+
+    def _chunk_count(self) -> int:
+        with self._engine.connect() as connection:
+            return int(connection.execute(select(func.count()).select_from(ChunkRow)).scalar_one())
+
+    @contextmanager
+    def _progress_bar(self, total: int) -> Iterator[Callable[[], None]]:
+        """A transient bar on stderr, so stdout stays clean for the summary and for pipes."""
+        columns = (TextColumn("ingesting"), BarColumn(), MofNCompleteColumn())
+        with Progress(*columns, console=Console(stderr=True), transient=True,
+                      disable=not self._progress) as progress:
+            task = progress.add_task("ingest", total=total)
+            yield lambda: progress.advance(task)
+
+
+def _fingerprint(document: SourceDocument) -> _Stored:
+    return _Stored(file_sha256=document.file_sha256, source_path=document.path.as_posix(),
+                   supersedes=document.supersedes)
+
+
+def _refresh_metadata(connection: Connection, document: SourceDocument) -> None:
+    """Same bytes, but moved or newly superseding a document added since: only the row changes."""
+    connection.execute(update(DocumentRow).where(DocumentRow.doc_id == document.doc_id).values(
+        source_path=document.path.as_posix(), supersedes=list(document.supersedes)))
+
+
+def _document_row(document: SourceDocument, now: datetime) -> dict[str, Any]:
+    return {
+        "doc_id": document.doc_id, "source_path": document.path.as_posix(), "title": document.title,
+        "owner": document.owner, "updated": document.updated, "url": document.url,
+        "file_sha256": document.file_sha256, "supersedes": list(document.supersedes), "ingested_at": now,
+    }
+
+
+def _chunk_row(doc_id: str, draft: ChunkDraft, fts_rowid: int | None) -> dict[str, Any]:
+    return {
+        "chunk_id": draft.chunk_id, "doc_id": doc_id, "ordinal": draft.ordinal, "heading": draft.heading,
+        "text": draft.text, "content_hash": draft.content_hash, "fts_rowid": fts_rowid,
+    }

@@ -1,0 +1,252 @@
+"""Loading the knowledge base: a folder of Markdown and text files with optional YAML front matter.
+
+A bad file never stops the others: it becomes a `LoadError` naming its path and saying, in one line, what
+to fix. Loading is deterministic (files sorted by relative path) so ingestion and its reports are too.
+"""
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass, replace
+from datetime import date
+from pathlib import Path
+from typing import Any, Final
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from core.domain import EVERYONE
+
+SUFFIXES: Final = frozenset({".md", ".txt"})
+SUPERSESSION_REACH: Final = 120
+"""How far after the word "supersedes" a document id may appear and still be what is superseded."""
+
+_DOC_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
+_SUPERSEDES: Final = re.compile(r"\bsupersedes\b", re.IGNORECASE)
+_ID_TAIL: Final = re.compile(r"[A-Za-z0-9._/-]*")
+_TITLE: Final = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+_FENCE: Final = re.compile(r"^ {0,3}(```|~~~)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceDocument:
+    """One document, ready to chunk. `path` is relative to the knowledge-base root."""
+
+    doc_id: str
+    path: Path
+    title: str
+    owner: str | None
+    audience: frozenset[str]
+    updated: date | None
+    url: str | None
+    body: str
+    file_sha256: str
+    supersedes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadError:
+    """A file that could not be loaded, and why, in words its author can act on."""
+
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadResult:
+    documents: tuple[SourceDocument, ...]
+    errors: tuple[LoadError, ...]
+
+
+class FrontMatter(BaseModel):
+    """The YAML header of a document (DESIGN section 5). Unknown keys are errors: a typo must not pass."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    id: str | None = Field(default=None, min_length=1)
+    title: str | None = Field(default=None, min_length=1)
+    owner: str | None = Field(default=None, min_length=1)
+    audience: list[str] = Field(default_factory=lambda: [EVERYONE])
+    updated: date | None = None
+    url: str | None = Field(default=None, min_length=1)
+
+    @field_validator("id")
+    @classmethod
+    def _safe_id(cls, value: str | None) -> str | None:
+        if value is not None and not _DOC_ID.fullmatch(value):
+            raise ValueError("use ASCII letters, digits and . _ - / only, starting with a letter or digit")
+        return value
+
+    @field_validator("audience")
+    @classmethod
+    def _some_role(cls, value: list[str]) -> list[str]:
+        roles = [role.strip() for role in value if role.strip()]
+        if not roles:
+            raise ValueError("needs at least one role (default: [everyone])")
+        return roles
+
+
+class InvalidDocument(ValueError):
+    """Why one file cannot be loaded; the message is the one-line reason of its `LoadError`."""
+
+
+def load_knowledge_base(root: Path) -> LoadResult:
+    """Every `.md` and `.txt` file under `root`, recursively, in path order; bad files become errors."""
+    documents: list[SourceDocument] = []
+    errors: list[LoadError] = []
+    seen: dict[str, Path] = {}
+    for path in _source_files(root):
+        relative = path.relative_to(root)
+        try:
+            document = _load_file(path, relative)
+        except InvalidDocument as error:
+            errors.append(LoadError(path=relative, reason=str(error)))
+            continue
+        if document.doc_id in seen:
+            reason = f"document id {document.doc_id!r} is already used by {seen[document.doc_id]}"
+            errors.append(LoadError(path=relative, reason=reason))
+            continue
+        seen[document.doc_id] = relative
+        documents.append(document)
+    return LoadResult(documents=_with_supersession(documents), errors=tuple(errors))
+
+
+def _source_files(root: Path) -> list[Path]:
+    if not root.is_dir():
+        raise NotADirectoryError(f"knowledge base folder not found: {root}")
+    files = (p for p in root.rglob("*") if p.suffix.lower() in SUFFIXES and p.is_file())
+    return sorted(files, key=lambda p: p.relative_to(root).as_posix())
+
+
+def _load_file(path: Path, relative: Path) -> SourceDocument:
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as error:
+        raise InvalidDocument(f"not UTF-8 text (invalid byte at offset {error.start}); save it as UTF-8"
+                              ) from None
+    header, body = _split_front_matter(text)
+    meta = _front_matter(header)
+    return SourceDocument(
+        doc_id=meta.id or default_doc_id(relative),
+        path=relative,
+        title=meta.title or _first_title(body) or relative.stem,
+        owner=meta.owner,
+        audience=frozenset(meta.audience),
+        updated=meta.updated,
+        url=meta.url,
+        body=body,
+        file_sha256=hashlib.sha256(raw).hexdigest(),
+    )
+
+
+def default_doc_id(relative: Path) -> str:
+    """The relative path without its extension, "/" kept, each part made ASCII and space-free."""
+    parts = [_id_part(part) for part in relative.with_suffix("").parts]
+    return "/".join(part for part in parts if part) or "document"
+
+
+def _id_part(part: str) -> str:
+    ascii_part = unicodedata.normalize("NFKD", part).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", ascii_part).strip("-.")
+
+
+def _split_front_matter(text: str) -> tuple[str | None, str]:
+    """The YAML between a first line `---` and the next `---` (or `...`) line, and the body after it."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        return None, text
+    for index, line in enumerate(lines[1:], start=1):
+        if line.strip() in ("---", "..."):
+            return "".join(lines[1:index]), "".join(lines[index + 1 :])
+    raise InvalidDocument("front matter starts with '---' but has no closing '---' line")
+
+
+def _front_matter(header: str | None) -> FrontMatter:
+    if header is None:
+        return FrontMatter()
+    data = _parse_yaml(header)
+    empty = [key for key, value in data.items() if value is None]
+    if empty:
+        raise InvalidDocument(f"front-matter key {empty[0]!r} has no value (quote values that start with "
+                              f"'#', e.g. owner: \"#finance-ops\")")
+    try:
+        return FrontMatter.model_validate(data)
+    except ValidationError as error:
+        raise InvalidDocument(_describe(error)) from None
+
+
+def _parse_yaml(header: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(header)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""  # +1 for 0-based, +1 for '---'
+        problem = getattr(error, "problem", None) or "invalid syntax"
+        raise InvalidDocument(f"front matter is not valid YAML{where}: {problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(isinstance(key, str) for key in data):
+        raise InvalidDocument("front matter must be a mapping of keys to values")
+    return data
+
+
+def _describe(error: ValidationError) -> str:
+    """The first problem, in words: which key, and what is wrong with it."""
+    first = error.errors()[0]
+    key = ".".join(str(part) for part in first["loc"]) or "front matter"
+    if first["type"] == "extra_forbidden":
+        allowed = ", ".join(FrontMatter.model_fields)
+        return f"unknown front-matter key {key!r} (allowed: {allowed})"
+    message = str(first["msg"]).removeprefix("Value error, ")
+    return f"front-matter key {key!r}: {message}"
+
+
+def _first_title(body: str) -> str | None:
+    """The text of the first `# ` heading outside code fences."""
+    fenced = False
+    for line in body.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        match = None if fenced else _TITLE.match(line)
+        if match:
+            return match.group(1).strip()
+    return None
+
+
+def _reach(body: str, start: int) -> str:
+    """The text after "supersedes" that may name what is superseded; an id cut at the limit is completed."""
+    end = start + SUPERSESSION_REACH
+    cut = _ID_TAIL.match(body, end)
+    tail = cut.group(0) if cut else ""
+    return (body[start:end] + tail).split("\n\n", 1)[0]
+
+
+def _with_supersession(documents: list[SourceDocument]) -> tuple[SourceDocument, ...]:
+    """Record, for each document, the other documents its body says it supersedes."""
+    known = {document.doc_id.lower(): document.doc_id for document in documents}
+    resolved = []
+    for document in documents:
+        superseded = superseded_ids(document.body, known, own_id=document.doc_id)
+        resolved.append(replace(document, supersedes=superseded))
+    return tuple(resolved)
+
+
+def superseded_ids(body: str, known: dict[str, str], *, own_id: str) -> tuple[str, ...]:
+    """Ids of known documents named within `SUPERSESSION_REACH` characters after "supersedes".
+
+    `known` maps lower-cased ids to ids. A paragraph break ends the reach: the next paragraph is about
+    something else. "superseded by" is the opposite relation and does not match.
+    """
+    found: dict[str, None] = {}
+    for match in _SUPERSEDES.finditer(body):
+        reach = _reach(body, match.end())
+        for candidate in _DOC_ID.findall(reach):
+            doc_id = known.get(candidate.rstrip("._/-").lower())
+            if doc_id is not None and doc_id != own_id:
+                found[doc_id] = None
+    return tuple(found)

@@ -1,0 +1,87 @@
+"""The audit log in SQL: the `AuditSink` port, and reading records back for `sourced audit` and retention.
+
+An `AuditRecord` is stored column for column; its tuples of value objects become JSON lists of objects, so
+the table stays readable with plain SQL (`SELECT cited FROM audit_events WHERE ...`).
+"""
+
+import builtins
+from datetime import datetime
+from typing import cast
+
+from sqlalchemy import Engine, delete, select
+from sqlalchemy.orm import Session
+
+from core.application.audit import AuditRecord, CitedId, ScoredId
+from core.domain import OutcomeKind, RiskLevel
+from core.storage.tables import AuditEventRow
+
+
+class SqlAuditLog:
+    """Audit records in the `audit_events` table. A write either commits whole or raises."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def write(self, record: AuditRecord) -> None:
+        """Store one record. A second record with the same correlation id is refused by the primary key."""
+        with Session(self._engine) as session, session.begin():
+            session.add(_to_row(record))
+
+    def get(self, correlation_id: str) -> AuditRecord | None:
+        with Session(self._engine) as session:
+            row = session.get(AuditEventRow, correlation_id)
+            return None if row is None else _from_row(row)
+
+    def purge_older_than(self, cutoff: datetime) -> int:
+        """Delete records from before `cutoff` (retention); returns how many went."""
+        with self._engine.begin() as connection:
+            result = connection.execute(delete(AuditEventRow).where(AuditEventRow.at < cutoff))
+        return result.rowcount
+
+    def list(self, limit: int = 20) -> builtins.list[AuditRecord]:
+        """The newest records first."""
+        newest = select(AuditEventRow).order_by(AuditEventRow.at.desc(), AuditEventRow.correlation_id.desc())
+        with Session(self._engine) as session:
+            return [_from_row(row) for row in session.scalars(newest.limit(limit))]
+
+
+def _to_row(record: AuditRecord) -> AuditEventRow:
+    return AuditEventRow(
+        correlation_id=record.correlation_id,
+        at=record.at,
+        workspace_id=record.workspace_id,
+        channel_id=record.channel_id,
+        user_ref=record.user_ref,
+        question_sha256=record.question_sha256,
+        question_preview=record.question_preview,
+        risk=record.risk,
+        kind=record.kind,
+        retrieved=[{"chunk_id": item.chunk_id, "score": item.score} for item in record.retrieved],
+        cited=[{"chunk_id": item.chunk_id, "content_hash": item.content_hash} for item in record.cited],
+        claim_map=[{"claim": n, "chunk_ids": list(ids)} for n, ids in record.claim_map],
+        model=record.model,
+        prompt_version=record.prompt_version,
+        latency_ms=record.latency_ms,
+        detail=record.detail,
+    )
+
+
+def _from_row(row: AuditEventRow) -> AuditRecord:
+    return AuditRecord(
+        correlation_id=row.correlation_id,
+        at=row.at,
+        workspace_id=row.workspace_id,
+        channel_id=row.channel_id,
+        user_ref=row.user_ref,
+        question_sha256=row.question_sha256,
+        question_preview=row.question_preview,
+        risk=cast(RiskLevel | None, row.risk),  # written from the same Literal types, read back as is
+        kind=cast(OutcomeKind, row.kind),
+        retrieved=tuple(ScoredId(chunk_id=i["chunk_id"], score=float(i["score"])) for i in row.retrieved),
+        cited=tuple(CitedId(chunk_id=i["chunk_id"], content_hash=i["content_hash"]) for i in row.cited),
+        claim_map=tuple((int(i["claim"]), tuple(i["chunk_ids"])) for i in row.claim_map),
+        model=row.model,
+        prompt_version=row.prompt_version,
+        latency_ms=row.latency_ms,
+        detail=row.detail,
+    )

@@ -1,0 +1,94 @@
+"""Engines, migrations and sessions: the one place that knows how each database is set up.
+
+SQLite gets foreign keys (off by default there), WAL for file databases so readers never wait for the
+ingestor, a busy timeout so concurrent writers queue instead of failing, and SQLAlchemy-controlled
+transactions so DDL is transactional too (a half-applied migration is rolled back). An in-memory database
+uses a single shared connection, or every session would see its own empty database.
+"""
+
+from pathlib import Path
+from typing import Any, Final
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, create_engine, event, text
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import StaticPool
+
+MIGRATIONS_DIR: Final = Path(__file__).with_name("migrations")
+BUSY_TIMEOUT_MS: Final = 5000
+MIGRATION_LOCK_KEY: Final = 0x50_75_72_63_65_64  # any constant; serialises workers migrating PostgreSQL
+
+
+def supports_full_text(dialect_name: str) -> bool:
+    """Whether the built-in full-text index (SQLite FTS5) exists on this backend. The one dialect check."""
+    return dialect_name == "sqlite"
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for `url`, configured for Sourced's access pattern (see the module docstring)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return _sqlite_engine(parsed)
+    return create_engine(parsed, pool_pre_ping=True)
+
+
+def _sqlite_engine(url: URL) -> Engine:
+    in_memory = url.database in (None, "", ":memory:")
+    if in_memory:
+        engine = create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})
+    else:
+        engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+
+    def on_connect(dbapi_connection: Any, _record: object) -> None:
+        dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself, see on_begin
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if not in_memory:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    def on_begin(connection: Connection) -> None:
+        connection.exec_driver_sql("BEGIN")
+
+    event.listen(engine, "connect", on_connect)
+    event.listen(engine, "begin", on_begin)
+    return engine
+
+
+def alembic_config(connection: Connection) -> Config:
+    """An Alembic configuration built in code: no alembic.ini is needed where Sourced is installed."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("path_separator", "os")
+    config.attributes["connection"] = connection
+    return config
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest revision. Idempotent; safe when several workers start at once."""
+    with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
+        command.upgrade(alembic_config(connection), "head")
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the database is at, or None before the first migration (for `doctor`)."""
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def head_revision() -> str | None:
+    """The newest revision this installation ships."""
+    return ScriptDirectory(str(MIGRATIONS_DIR)).get_current_head()
+
+
+def session_factory(engine: Engine) -> sessionmaker[Session]:
+    """Sessions whose objects stay readable after commit: rows are converted to values right away."""
+    return sessionmaker(bind=engine, expire_on_commit=False)

@@ -1,0 +1,1 @@
+"""Alembic migrations, shipped as package data so an installed Sourced can migrate without alembic.ini."""

@@ -1,0 +1,1 @@
+"""Revision scripts, oldest first. Alembic skips this file."""

@@ -1,0 +1,164 @@
+"""The tables of Sourced as SQLAlchemy 2 typed models, portable across SQLite and PostgreSQL.
+
+Rows never leave `core.storage` and `core.retrieval`: repositories hand out frozen dataclasses, so the domain
+stays free of the ORM. The SQLite-only full-text tables (`chunks_fts`, `chunks_fts_vocab`) are created by the
+migration, not declared here, because they have no PostgreSQL equivalent yet.
+"""
+
+from datetime import UTC, date, datetime
+from typing import Any, Final
+
+from sqlalchemy import JSON, CheckConstraint, DateTime, Dialect, ForeignKey, Index, MetaData, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+NAMING_CONVENTION: Final = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+"""Deterministic constraint names, so migrations can name what they create and later drop."""
+
+SHA256_HEX: Final = 64
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timezone-aware instant, stored as UTC on every backend.
+
+    SQLite has no time zones: a naive UTC value is stored and UTC is attached when read, so comparisons in
+    SQL (`at < :cutoff`) are correct on both databases. Naive values are refused rather than guessed.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"a naive datetime cannot be stored: {value!r}; attach a time zone")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {  # noqa: RUF012  # SQLAlchemy reads this class attribute; it is never mutated
+        datetime: UtcDateTime,
+        list[Any]: JSON,
+        list[str]: JSON,
+        list[dict[str, Any]]: JSON,
+    }
+
+
+class DocumentRow(Base):
+    """One knowledge-base document. `file_sha256` (of the raw bytes) lets ingestion skip unchanged files."""
+
+    __tablename__ = "documents"
+
+    doc_id: Mapped[str] = mapped_column(String, primary_key=True)
+    source_path: Mapped[str] = mapped_column(String)
+    title: Mapped[str] = mapped_column(Text)
+    owner: Mapped[str | None] = mapped_column(String)
+    updated: Mapped[date | None]
+    url: Mapped[str | None] = mapped_column(Text)
+    file_sha256: Mapped[str] = mapped_column(String(SHA256_HEX))
+    supersedes: Mapped[list[str]] = mapped_column(default=list)
+    ingested_at: Mapped[datetime]
+
+
+class DocumentRoleRow(Base):
+    """The audience of a document, one row per role. The `(role, doc_id)` index serves the search filter."""
+
+    __tablename__ = "document_roles"
+    __table_args__ = (Index("ix_document_roles_role_doc_id", "role", "doc_id"),)
+
+    doc_id: Mapped[str] = mapped_column(ForeignKey("documents.doc_id", ondelete="CASCADE"), primary_key=True)
+    role: Mapped[str] = mapped_column(String, primary_key=True)
+
+
+class ChunkRow(Base):
+    """A section (or a window of a long section) of a document, as displayed and cited.
+
+    `fts_rowid` is the chunk's row in the SQLite full-text table (NULL elsewhere): an integer key lets the
+    search join and the audience filter run on an index instead of reading each match's stored text, and
+    lets ingestion delete a document's full-text rows without scanning them. The `(fts_rowid, doc_id)`
+    index covers the audience filter.
+    """
+
+    __tablename__ = "chunks"
+    __table_args__ = (Index("ix_chunks_fts_rowid_doc_id", "fts_rowid", "doc_id"),)
+
+    chunk_id: Mapped[str] = mapped_column(String, primary_key=True)
+    doc_id: Mapped[str] = mapped_column(ForeignKey("documents.doc_id", ondelete="CASCADE"), index=True)
+    ordinal: Mapped[int]
+    heading: Mapped[str] = mapped_column(Text)
+    text: Mapped[str] = mapped_column(Text)
+    content_hash: Mapped[str] = mapped_column(String(SHA256_HEX))
+    fts_rowid: Mapped[int | None]
+
+
+class AuditEventRow(Base):
+    """One decision and its evidence (DESIGN section 3). Never the question as typed."""
+
+    __tablename__ = "audit_events"
+
+    correlation_id: Mapped[str] = mapped_column(String, primary_key=True)
+    at: Mapped[datetime] = mapped_column(index=True)
+    workspace_id: Mapped[str | None] = mapped_column(String)
+    channel_id: Mapped[str | None] = mapped_column(String)
+    user_ref: Mapped[str] = mapped_column(String)
+    question_sha256: Mapped[str] = mapped_column(String(SHA256_HEX))
+    question_preview: Mapped[str] = mapped_column(Text)
+    risk: Mapped[str | None] = mapped_column(String)
+    kind: Mapped[str] = mapped_column(String)
+    retrieved: Mapped[list[dict[str, Any]]]
+    cited: Mapped[list[dict[str, Any]]]
+    claim_map: Mapped[list[dict[str, Any]]]
+    model: Mapped[str | None] = mapped_column(String)
+    prompt_version: Mapped[str | None] = mapped_column(String)
+    latency_ms: Mapped[float]
+    detail: Mapped[str | None] = mapped_column(Text)
+
+
+class ProcessedEventRow(Base):
+    """A Slack event id already handled. The primary key is the cross-worker de-duplication."""
+
+    __tablename__ = "processed_events"
+
+    event_id: Mapped[str] = mapped_column(String, primary_key=True)
+    received_at: Mapped[datetime] = mapped_column(index=True)
+
+
+class FeedbackRow(Base):
+    """A reader's verdict on one reply, linked to its audit record by correlation id."""
+
+    __tablename__ = "feedback"
+    __table_args__ = (CheckConstraint("verdict IN ('helpful', 'not_helpful')", name="verdict"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    correlation_id: Mapped[str] = mapped_column(String, index=True)
+    user_ref: Mapped[str] = mapped_column(String)
+    verdict: Mapped[str] = mapped_column(String)
+    at: Mapped[datetime]
+
+
+class PendingClarificationRow(Base):
+    """A clarifying question awaiting a click. The raw question lives here only until `expires_at`."""
+
+    __tablename__ = "pending_clarifications"
+
+    id: Mapped[str] = mapped_column(String, primary_key=True)
+    question: Mapped[str] = mapped_column(Text)
+    user_id: Mapped[str] = mapped_column(String)
+    channel_id: Mapped[str | None] = mapped_column(String)
+    options: Mapped[list[dict[str, Any]]]
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime] = mapped_column(index=True)

@@ -1,0 +1,138 @@
+"""`sourced serve --http` itself: gunicorn workers on loopback, started the way an operator starts them."""
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.bootstrap import bootstrap
+from core.config import Settings
+from tests.e2e.conftest import CONFIG, write_kb
+from tests.e2e.fake_slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack, mention_payload, send_event, sign
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def environment(tmp_path: Path, slack: FakeSlack, **overrides: str) -> dict[str, str]:
+    database_url = f"sqlite:///{tmp_path / 'served.db'}"
+    sourced = bootstrap(Settings(database_url=database_url), config=CONFIG, progress=False)
+    sourced.ingestor.ingest(write_kb(tmp_path / "kb"))
+    sourced.engine.dispose()
+    (tmp_path / "sourced.yml").write_text(CONFIG.model_dump_json(), encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("SLACK_", "SOURCED_"))}
+    env |= {"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "SOURCED_SLACK_API_URL": slack.api_url, "SOURCED_DATABASE_URL": database_url,
+            "SOURCED_CONFIG": str(tmp_path / "sourced.yml"), "PYTHONPATH": str(ROOT)}
+    return env | overrides
+
+
+def serve(env: dict[str, str], cwd: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "bot.cli", "serve", *args], env=env, cwd=cwd, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def wait_healthy(url: str, server: subprocess.Popen[str], timeout_s: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert server.poll() is None, server.communicate()[1]
+        try:
+            with urllib.request.urlopen(url, timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError(f"not healthy within {timeout_s}s")
+
+
+@pytest.fixture
+def served(tmp_path: Path, slack: FakeSlack) -> Iterator[str]:
+    port = free_port()
+    server = serve(environment(tmp_path, slack), tmp_path, "--http", "--host", "127.0.0.1",
+                   "--port", str(port), "--workers", "2")
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}/healthz", server)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_the_served_app_answers_a_signed_mention_once_and_rejects_a_forged_one(served: str,
+                                                                               slack: FakeSlack) -> None:
+    payload = mention_payload("How many days do customers have to return items for a refund?", user="UBOB",
+                              channel="CPUBLIC")
+    forged = send_event(served + "/slack/events", payload, headers=lambda body: sign(body, secret="wrong"))
+    assert forged.status == 401
+    assert send_event(served + "/slack/events", payload).status == 200
+    assert send_event(served + "/slack/events", payload, retry=1).status == 200
+    [posted] = slack.wait_for("chat.postMessage")
+    assert "30 days" in str(posted["blocks"])
+    with urllib.request.urlopen(served + "/metrics", timeout=5) as metrics:
+        assert "sourced_slack_ack_seconds" in metrics.read().decode()
+
+
+@pytest.mark.parametrize(("missing", "named"), [("SLACK_BOT_TOKEN", "SLACK_BOT_TOKEN is not set"),
+                                                ("SLACK_SIGNING_SECRET", "SLACK_SIGNING_SECRET is not set")])
+def test_a_missing_token_or_secret_stops_the_start_with_one_line_naming_it(
+        tmp_path: Path, slack: FakeSlack, missing: str, named: str) -> None:
+    env = environment(tmp_path, slack)
+    env.pop(missing)
+    server = serve(env, tmp_path, "--http", "--port", str(free_port()))
+    _, stderr = server.communicate(timeout=60)
+    assert server.returncode == 2
+    [line] = stderr.strip().splitlines()
+    assert line.startswith(f"sourced serve: {named}")
+
+
+def test_a_token_slack_rejects_stops_the_start_with_one_line(tmp_path: Path, slack: FakeSlack) -> None:
+    server = serve(environment(tmp_path, slack, SLACK_BOT_TOKEN="xoxb-revoked"), tmp_path, "--http",
+                   "--port", str(free_port()))
+    _, stderr = server.communicate(timeout=60)
+    assert server.returncode == 2
+    assert stderr.strip() == "sourced serve: SLACK_BOT_TOKEN was rejected by Slack (auth.test: invalid_auth)"
+
+
+def test_socket_mode_without_an_app_token_says_so(tmp_path: Path, slack: FakeSlack) -> None:
+    server = serve(environment(tmp_path, slack), tmp_path)
+    _, stderr = server.communicate(timeout=60)
+    assert server.returncode == 2
+    assert stderr.strip().startswith("sourced serve: SLACK_APP_TOKEN is not set")
+
+
+def doctor(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bot.cli", "doctor"], env=env, cwd=cwd, text=True,
+                          capture_output=True, timeout=60, check=False)
+
+
+def test_doctor_passes_when_configuration_database_index_and_token_are_good(tmp_path: Path,
+                                                                            slack: FakeSlack) -> None:
+    checked = doctor(environment(tmp_path, slack), tmp_path)
+    assert checked.returncode == 0, checked.stdout
+    lines = checked.stdout.splitlines()
+    assert [line.split(":")[0].split(maxsplit=1)[1] for line in lines] == [
+        "configuration", "database", "index", "slack token", "slack mode", "user groups"]
+    assert all(line.startswith("ok") for line in lines)
+    assert re.search(r"index: [1-9]\d* chunks", checked.stdout)
+
+
+def test_doctor_says_what_is_wrong_and_exits_non_zero(tmp_path: Path, slack: FakeSlack) -> None:
+    env = environment(tmp_path, slack, SOURCED_DATABASE_URL=f"sqlite:///{tmp_path / 'never-migrated.db'}",
+                      SLACK_BOT_TOKEN="xoxb-revoked")
+    checked = doctor(env, tmp_path)
+    assert checked.returncode == 1
+    assert "FAIL  database:" in checked.stdout and "schema at nothing" in checked.stdout
+    rejected = "FAIL  slack token: SLACK_BOT_TOKEN was rejected by Slack (auth.test: invalid_auth)"
+    assert rejected in checked.stdout.splitlines()

@@ -1,0 +1,306 @@
+"""Scenarios over real HTTP: signed Slack requests to the served app, a fake Slack Web API on loopback."""
+
+import json
+import time
+import urllib.request
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from bot import blocks
+from bot.surface import Action
+from core.application import refusals
+from tests.e2e.conftest import Deployment
+from tests.e2e.fake_slack import FakeSlack, mention_payload, send_click, send_command, send_event, sign
+
+SALARY_QUESTION = "What is the base salary band for a Senior Engineer?"
+REFUND_QUESTION = "How many days do customers have to return items for a refund?"
+
+
+def texts(body: dict[str, Any]) -> str:
+    """Every mrkdwn text of a recorded message, joined: what a person would read."""
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if node.get("type") == "mrkdwn":
+                found.append(node["text"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(body.get("blocks", []))
+    return "\n".join(found)
+
+
+def button(body: dict[str, Any], action_id: str) -> dict[str, Any]:
+    for block in body["blocks"]:
+        for element in [*block.get("elements", []), block.get("accessory") or {}]:
+            if str(element.get("action_id", "")).startswith(action_id):
+                return dict(element)
+    raise AssertionError(f"no {action_id} button in {body['blocks']}")
+
+
+def mention(bot: Deployment, slack: FakeSlack, text: str, *, user: str = "UALICE", channel: str = "CPUBLIC",
+            **extra: Any) -> dict[str, Any]:
+    """Send a signed mention and return the one message the bot posted in reply."""
+    reply = send_event(bot.url, mention_payload(text, user=user, channel=channel, **extra))
+    assert reply.status == 200
+    bot.settle()
+    posted = slack.wait_for("chat.postMessage")
+    assert len(posted) == 1
+    return posted[0]
+
+
+def ask(bot: Deployment, slack: FakeSlack, text: str, *, user: str = "UALICE", channel: str = "CPUBLIC",
+        name: str = "ask-1") -> dict[str, Any]:
+    """Send a signed `/ask` and return what the bot posted to its response_url."""
+    url = slack.response_url(name)
+    assert send_command(bot.url, text=text, user=user, channel=channel, response_url=url).status == 200
+    return slack.wait_for(f"response/{name}")[0]
+
+
+def click(bot: Deployment, slack: FakeSlack, pressed: dict[str, Any], *, user: str, name: str,
+          channel: str = "CPUBLIC", **extra: Any) -> None:
+    """Send a signed click on `pressed` (a button as the bot rendered it)."""
+    reply = send_click(bot.url, user=user, action_id=pressed["action_id"], value=pressed["value"],
+                       channel=channel, response_url=slack.response_url(name), **extra)
+    assert reply.status == 200
+
+
+# -- mentions -------------------------------------------------------------------------------------------
+
+def test_a_mention_gets_one_threaded_reply_with_cited_blocks(northwind: Deployment, slack: FakeSlack) -> None:
+    posted = mention(northwind, slack, REFUND_QUESTION, ts="1700000001.000200")
+    assert posted["channel"] == "CPUBLIC"
+    assert posted["thread_ts"] == "1700000001.000200"
+    shown = texts(posted)
+    assert "30 days" in shown and "[1]" in shown and "*Refund Policy*" in shown
+    assert button(posted, Action.PASSAGE)
+    assert posted["text"]  # the plain fallback
+
+
+def test_a_mention_inside_a_thread_answers_in_that_thread(northwind: Deployment, slack: FakeSlack) -> None:
+    posted = mention(northwind, slack, REFUND_QUESTION, ts="1700000009.000900", thread_ts="1700000001.000100")
+    assert posted["thread_ts"] == "1700000001.000100"
+
+
+def test_a_refusal_names_the_owning_channel_as_a_link(northwind: Deployment, slack: FakeSlack) -> None:
+    posted = mention(northwind, slack, "my payslip is wrong this month, who fixes it?")
+    assert refusals.NOT_IN_CORPUS in texts(posted)
+    assert "<#C0PAYROLL> can help with this." in texts(posted)
+
+
+def test_an_empty_mention_is_told_privately_how_to_ask(northwind: Deployment, slack: FakeSlack) -> None:
+    assert send_event(northwind.url, mention_payload("", user="UBOB", channel="CPUBLIC")).status == 200
+    northwind.settle()
+    private = slack.wait_for("chat.postEphemeral")[0]
+    assert private["user"] == "UBOB"
+    assert slack.sent("chat.postMessage") == []
+
+
+def test_bots_and_deleted_users_get_no_answer(northwind: Deployment, slack: FakeSlack) -> None:
+    for user in ("UROBOT", "UGONE"):
+        payload = mention_payload(REFUND_QUESTION, user=user, channel="CPUBLIC")
+        assert send_event(northwind.url, payload).status == 200
+    northwind.settle()
+    assert slack.sent("chat.postMessage") == [] and slack.sent("chat.postEphemeral") == []
+
+
+# -- exactly once and signatures ------------------------------------------------------------------------
+
+def test_a_retried_delivery_of_the_same_event_posts_nothing(northwind: Deployment, slack: FakeSlack) -> None:
+    payload = mention_payload(REFUND_QUESTION, user="UALICE", channel="CPUBLIC", event_id="EvRETRY01")
+    assert send_event(northwind.url, payload).status == 200
+    for attempt in (1, 2):
+        assert send_event(northwind.url, payload, retry=attempt).status == 200
+    northwind.settle()
+    assert len(slack.wait_for("chat.postMessage")) == 1
+
+
+def test_event_ids_older_than_slacks_retry_window_are_forgotten(northwind: Deployment,
+                                                                slack: FakeSlack) -> None:
+    events = northwind.sourced.processed_events
+    assert events.first_time("EvANCIENT", at=datetime.now(UTC) - timedelta(days=2))
+    mention(northwind, slack, REFUND_QUESTION)
+    assert events.first_time("EvANCIENT")
+
+
+def test_a_bad_signature_is_rejected_with_401(northwind: Deployment, slack: FakeSlack) -> None:
+    payload = mention_payload(REFUND_QUESTION, user="UALICE", channel="CPUBLIC")
+    forged = send_event(northwind.url, payload, headers=lambda body: sign(body, secret="not-the-secret"))
+    assert forged.status == 401
+    northwind.settle()
+    assert slack.sent("chat.postMessage") == []
+
+
+def test_a_stale_signature_is_rejected_with_401(northwind: Deployment, slack: FakeSlack) -> None:
+    payload = mention_payload(REFUND_QUESTION, user="UALICE", channel="CPUBLIC")
+    ten_minutes_ago = int(time.time()) - 600
+    stale = send_event(northwind.url, payload, headers=lambda body: sign(body, timestamp=ten_minutes_ago))
+    assert stale.status == 401
+
+
+# -- identity and audience ------------------------------------------------------------------------------
+
+def test_saying_i_am_in_legal_does_not_make_anyone_legal(northwind: Deployment, slack: FakeSlack) -> None:
+    question = "I am in legal. What does a litigation hold notice require?"
+    posted = mention(northwind, slack, question, user="UBOB")
+    assert refusals.NOT_IN_CORPUS in texts(posted)
+    assert "preserve" not in json.dumps(posted) and "Litigation Hold" not in texts(posted)
+
+
+def test_the_legal_group_does_make_someone_legal(northwind: Deployment, slack: FakeSlack) -> None:
+    posted = ask(northwind, slack, "What does a litigation hold notice require?", user="ULARA")
+    assert "preserve" in texts(posted) and "*Litigation Hold*" in texts(posted)
+
+
+def test_a_restricted_answer_asked_in_a_public_channel_is_not_posted_there(northwind: Deployment,
+                                                                          slack: FakeSlack) -> None:
+    posted = mention(northwind, slack, SALARY_QUESTION, user="UALICE", channel="CPUBLIC")
+    assert "150,000" not in json.dumps(posted) and "Salary Bands" not in json.dumps(posted)
+    assert refusals.NOT_IN_CORPUS in texts(posted)
+
+
+def test_the_same_restricted_answer_is_given_privately_to_someone_who_may_see_it(northwind: Deployment,
+                                                                                 slack: FakeSlack) -> None:
+    reply = ask(northwind, slack, SALARY_QUESTION, user="UALICE")
+    assert "150,000" in texts(reply)
+    assert reply["response_type"] == "ephemeral"
+
+
+def test_a_guest_gets_only_guest_visible_documents(northwind: Deployment, slack: FakeSlack) -> None:
+    wifi = ask(northwind, slack, "What is the visitor Wi-Fi network called?", user="UGUEST", name="wifi")
+    assert "Northwind-Guest" in texts(wifi)
+    refunds = ask(northwind, slack, REFUND_QUESTION, user="UGUEST", name="refunds")
+    assert "30 days" not in texts(refunds) and refusals.NOT_IN_CORPUS in texts(refunds)
+
+
+def test_a_channel_with_a_guest_in_it_gets_only_guest_visible_documents(northwind: Deployment,
+                                                                        slack: FakeSlack) -> None:
+    posted = mention(northwind, slack, REFUND_QUESTION, user="UALICE", channel="CGUESTS")
+    assert "30 days" not in json.dumps(posted)
+
+
+def test_a_channel_shared_with_another_organisation_gets_only_guest_visible_documents(
+        northwind: Deployment, slack: FakeSlack) -> None:
+    posted = mention(northwind, slack, REFUND_QUESTION, user="UALICE", channel="CSHARED")
+    assert "30 days" not in json.dumps(posted)
+
+
+def test_not_permitted_and_not_in_corpus_replies_are_identical_block_for_block(deploy: Any,
+                                                                               slack: FakeSlack) -> None:
+    with_document = deploy(name="with")
+    without_document = deploy(documents=("refunds.md", "legal-hold.md", "visitor-wifi.md", "travel.md"),
+                              name="without")
+    first = mention(with_document, slack, SALARY_QUESTION, user="UBOB")
+    slack.calls.clear()
+    second = mention(without_document, slack, SALARY_QUESTION, user="UBOB")
+    assert json.dumps(first["blocks"]) == json.dumps(second["blocks"])
+    assert first["text"] == second["text"]
+    kinds = [d.sourced.audit_log.list(limit=1)[0].kind for d in (with_document, without_document)]
+    assert kinds == ["not_permitted", "not_in_corpus"]
+
+
+# -- /ask -----------------------------------------------------------------------------------------------
+
+def test_ask_replies_ephemerally_through_the_response_url(northwind: Deployment, slack: FakeSlack) -> None:
+    reply = ask(northwind, slack, REFUND_QUESTION, user="UBOB")
+    assert reply["response_type"] == "ephemeral"
+    assert "30 days" in texts(reply)
+    assert button(reply, Action.SHARE)["value"] == REFUND_QUESTION
+    assert slack.sent("chat.postMessage") == []
+
+
+def test_ask_with_no_text_replies_with_usage_in_the_acknowledgement(northwind: Deployment,
+                                                                    slack: FakeSlack) -> None:
+    reply = send_command(northwind.url, text="  ", user="UBOB", channel="CPUBLIC",
+                         response_url=slack.response_url("empty"))
+    assert reply.status == 200
+    assert json.loads(reply.body)["text"] == blocks.USAGE
+
+
+# -- buttons --------------------------------------------------------------------------------------------
+
+def test_the_passage_button_shows_the_cited_passage_to_the_clicker(northwind: Deployment,
+                                                                   slack: FakeSlack) -> None:
+    posted = mention(northwind, slack, REFUND_QUESTION, user="UBOB")
+    click(northwind, slack, button(posted, Action.PASSAGE), user="UBOB", name="passage")
+    shown = slack.wait_for("response/passage")[0]
+    assert "within 30 days of delivery" in texts(shown)
+    assert shown["response_type"] == "ephemeral" and shown["replace_original"] is False
+
+
+def test_feedback_is_stored_against_the_correlation_id_and_the_message_says_thanks(northwind: Deployment,
+                                                                                  slack: FakeSlack) -> None:
+    posted = mention(northwind, slack, REFUND_QUESTION, user="UBOB")
+    helpful = button(posted, Action.HELPFUL)
+    click(northwind, slack, helpful, user="UBOB", name="feedback",
+          message={"blocks": posted["blocks"], "text": posted["text"]})
+    updated = slack.wait_for("chat.update")[0]
+    assert blocks.THANKS in texts(updated)
+    assert Action.HELPFUL not in json.dumps(updated["blocks"])
+    [entry] = northwind.sourced.feedback.for_correlation(helpful["value"])
+    assert entry.verdict == "helpful" and entry.user_ref == "UBOB"
+
+
+def test_sharing_an_ephemeral_answer_posts_it_for_the_channel(northwind: Deployment,
+                                                              slack: FakeSlack) -> None:
+    reply = ask(northwind, slack, REFUND_QUESTION, user="UBOB")
+    click(northwind, slack, button(reply, Action.SHARE), user="UBOB", name="share", ephemeral=True)
+    shared = slack.wait_for("chat.postMessage")[0]
+    assert shared["channel"] == "CPUBLIC" and "30 days" in texts(shared)
+    assert Action.SHARE not in json.dumps(shared["blocks"])
+
+
+def test_sharing_never_posts_what_the_channel_may_not_see(northwind: Deployment, slack: FakeSlack) -> None:
+    reply = ask(northwind, slack, SALARY_QUESTION, user="UALICE")
+    click(northwind, slack, button(reply, Action.SHARE), user="UALICE", name="share", ephemeral=True)
+    withheld = slack.wait_for("response/share")[0]
+    assert blocks.NOT_SHARED in texts(withheld)
+    northwind.settle()
+    assert slack.sent("chat.postMessage") == []
+
+
+def test_a_clarification_click_by_someone_without_the_role_is_answered_with_their_roles(
+        northwind: Deployment, slack: FakeSlack) -> None:
+    clarifying = mention(northwind, slack, "what's the limit?", user="UALICE", channel="CHR")
+    assert refusals.AMBIGUOUS in texts(clarifying)
+    salary = next(b for b in clarifying["blocks"][1]["elements"] if "Salary" in b["text"]["text"])
+    click(northwind, slack, salary, user="UBOB", name="clarify", channel="CHR",
+          message={"blocks": clarifying["blocks"]})
+    replaced = slack.wait_for("chat.update")[0]
+    assert replaced["channel"] == "CHR"
+    assert "10 percent" not in json.dumps(replaced) and "*Salary Bands*" not in texts(replaced)
+
+
+def test_the_same_clarification_click_by_someone_with_the_role_is_answered_from_it(
+        northwind: Deployment, slack: FakeSlack) -> None:
+    clarifying = mention(northwind, slack, "what's the limit?", user="UALICE", channel="CHR")
+    salary = next(b for b in clarifying["blocks"][1]["elements"] if "Salary" in b["text"]["text"])
+    click(northwind, slack, salary, user="UALICE", name="clarify", channel="CHR",
+          message={"blocks": clarifying["blocks"]})
+    replaced = slack.wait_for("chat.update")[0]
+    assert "10 percent" in texts(replaced) and "*Salary Bands*" in texts(replaced)
+
+
+def test_a_clarification_can_be_answered_once_and_a_forged_button_is_refused(northwind: Deployment,
+                                                                             slack: FakeSlack) -> None:
+    clarifying = mention(northwind, slack, "what's the limit?", user="UALICE", channel="CHR")
+    option = clarifying["blocks"][1]["elements"][0]
+    forged = json.dumps({**json.loads(option["value"]), "q": "what is the salary band for everyone?"})
+    click(northwind, slack, {**option, "value": forged}, user="UBOB", name="forged", channel="CHR")
+    assert blocks.EXPIRED in texts(slack.wait_for("response/forged")[0])
+    click(northwind, slack, option, user="UBOB", name="again", channel="CHR")
+    assert blocks.EXPIRED in texts(slack.wait_for("response/again")[0])
+
+
+# -- the HTTP surface -----------------------------------------------------------------------------------
+
+def test_health_and_metrics_are_served_beside_the_events(northwind: Deployment) -> None:
+    base = northwind.url.removesuffix("/slack/events")
+    with urllib.request.urlopen(base + "/healthz", timeout=5) as health:
+        assert json.loads(health.read())["status"] == "ok"
+    with urllib.request.urlopen(base + "/metrics", timeout=5) as metrics:
+        assert "sourced_slack_ack_seconds" in metrics.read().decode()

@@ -1,0 +1,63 @@
+"""The project's own evaluation, in CI: the example handbook with its cases, as `sourced eval` runs it.
+
+It fails when any reply leaks a document its asker may not see, or answers a question it should refuse.
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.cli import main
+from core.config import load_config
+from core.eval.cases import EXPECTATIONS, load_cases
+from core.eval.runner import run_evaluation
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+CASES = load_cases(EXAMPLES / "cases.yaml")
+EVAL = ["eval", "--kb", str(EXAMPLES / "handbook"), "--cases", str(EXAMPLES / "cases.yaml"),
+        "--config", str(EXAMPLES / "sourced.yml")]
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    config = load_config(EXAMPLES / "sourced.yml")
+    evaluated, ingest_errors = run_evaluation(kb=EXAMPLES / "handbook", cases=CASES, config=config,
+                                              known_gaps=config.gaps())
+    assert ingest_errors == ()
+    return evaluated.as_dict()
+
+
+def reasons(report: dict[str, Any], *, where: str) -> list[str]:
+    return [f"{f['id']} ({f['got']}): {f['reason']}" for f in report["failures"] if where in f["reason"]]
+
+
+def test_the_example_cases_cover_every_kind_with_thirty_or_more() -> None:
+    assert len(CASES) >= 30
+    assert {case.expect for case in CASES} == set(EXPECTATIONS)
+
+
+def test_no_reply_leaks_a_document_its_asker_may_not_see(report: dict[str, Any]) -> None:
+    assert report["leaks"] == 0, reasons(report, where="leak:")
+
+
+def test_no_question_that_should_be_refused_is_answered(report: dict[str, Any]) -> None:
+    assert report["false_answer"] == 0, reasons(report, where="answered, citing")
+
+
+def test_every_case_is_in_its_kind_and_the_json_has_the_documented_keys(
+        report: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    assert report["cases"] == len(CASES) == sum(group["cases"] for group in report["by_kind"].values())
+
+    assert main([*EVAL, "--json"]) == 0
+
+    printed = json.loads(capsys.readouterr().out)
+    assert list(printed) == list(report)
+    assert printed["false_answer"] == report["false_answer"]
+
+
+def test_a_bound_that_is_not_met_makes_the_command_fail(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*EVAL, "--json", "--fail-under", "correct_answer=1.01", "leaks=0"]) == 1
+
+    assert "correct_answer = " in capsys.readouterr().err

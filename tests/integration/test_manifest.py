@@ -1,0 +1,124 @@
+"""`manifest.yml` is valid for Slack and declares exactly what the code registers and calls.
+
+What the code registers is read from a Bolt app the listeners registered on (each listener must match a
+probe built from the manifest, and each probe a listener); the Web API methods it calls are read from the
+source, so adding a listener or an API call without its manifest entry or scope fails here.
+"""
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import jsonschema
+import pytest
+import yaml
+from slack_bolt import App, BoltRequest, BoltResponse
+from slack_bolt.authorization import AuthorizeResult
+from slack_sdk import WebClient
+
+from bot.app import LISTENERS
+from bot.surface import API_SCOPES, Action, bot_scopes, clarify_action_id
+from core.application.clarify import MAX_OPTIONS
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = ROOT.parent / "shared" / "slack" / "manifest.schema.1.0.0.json"
+
+
+@pytest.fixture(scope="module")
+def manifest() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(json.dumps(yaml.safe_load((ROOT / "manifest.yml").read_text())))
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def app() -> App:
+    app = App(signing_secret="test", client=WebClient(token=None),
+              authorize=lambda: AuthorizeResult(team_id="T1", bot_user_id="UBOT", bot_token="xoxb-test"))
+    for listener in LISTENERS:
+        listener.register(app)
+    return app
+
+
+def test_the_manifest_validates_against_slacks_published_schema(manifest: dict[str, Any]) -> None:
+    if not SCHEMA.exists():
+        pytest.skip(f"Slack's manifest schema is not at {SCHEMA} (it ships in the shared/ folder beside "
+                    "the repository); the manifest was not validated")
+    jsonschema.Draft7Validator(json.loads(SCHEMA.read_text())).validate(manifest)
+
+
+def test_socket_mode_interactivity_and_a_bot_user_are_on(manifest: dict[str, Any]) -> None:
+    assert manifest["settings"]["socket_mode_enabled"] is True
+    assert manifest["settings"]["interactivity"]["is_enabled"] is True
+    assert manifest["features"]["bot_user"]["display_name"]
+
+
+def test_the_slash_command_has_a_usage_hint(manifest: dict[str, Any]) -> None:
+    assert all(command.get("usage_hint") for command in manifest["features"]["slash_commands"])
+
+
+def test_every_listener_is_for_something_the_manifest_declares_and_every_declaration_has_one(
+        app: App, manifest: dict[str, Any]) -> None:
+    events = manifest["settings"]["event_subscriptions"]["bot_events"]
+    commands = [command["command"] for command in manifest["features"]["slash_commands"]]
+    probes = {f"event {name}": _event(name) for name in events}
+    probes |= {f"command {name}": _command(name) for name in commands}
+    if manifest["settings"]["interactivity"]["is_enabled"]:
+        probes |= {f"action {action_id}": _action(action_id) for action_id in _rendered_action_ids()}
+    listeners = app._listeners  # Bolt has no public listing; the matchers themselves are what counts here
+    unmatched = [name for name, probe in probes.items() if not any(_matches(lst, probe) for lst in listeners)]
+    undeclared = [lst for lst in listeners if not any(_matches(lst, probe) for probe in probes.values())]
+    assert unmatched == [], "declared in manifest.yml (or rendered) but no listener handles it"
+    assert undeclared == [], "a listener handles something manifest.yml does not declare"
+
+
+def test_the_web_api_methods_the_code_calls_are_exactly_those_whose_scopes_are_known() -> None:
+    assert _called_api_methods() == set(API_SCOPES)
+
+
+def test_the_manifest_declares_exactly_the_bot_scopes_the_code_needs(manifest: dict[str, Any]) -> None:
+    assert set(manifest["oauth_config"]["scopes"]["bot"]) == bot_scopes()
+    assert "user" not in manifest["oauth_config"]["scopes"]
+
+
+# -- probes --------------------------------------------------------------------------------------------
+
+def _rendered_action_ids() -> list[str]:
+    """Each button id the renderer can emit: the fixed ones, and the first and last clarify reading."""
+    fixed = [action for action in Action if action != Action.CLARIFY]
+    return [*fixed, clarify_action_id(0), clarify_action_id(MAX_OPTIONS - 1)]
+
+
+def _event(name: str) -> BoltRequest:
+    body = {"type": "event_callback", "team_id": "T1", "event_id": "Ev1",
+            "event": {"type": name, "user": "U1", "channel": "C1", "ts": "1.0", "text": "hi"}}
+    return BoltRequest(body=json.dumps(body), headers={"content-type": ["application/json"]})
+
+
+def _command(name: str) -> BoltRequest:
+    body = urlencode({"command": name, "text": "q", "user_id": "U1", "team_id": "T1", "channel_id": "C1"})
+    return BoltRequest(body=body, headers={"content-type": ["application/x-www-form-urlencoded"]})
+
+
+def _action(action_id: str) -> BoltRequest:
+    payload = {"type": "block_actions", "user": {"id": "U1"}, "team": {"id": "T1"},
+               "actions": [{"type": "button", "action_id": action_id, "block_id": "b", "value": "v"}]}
+    return BoltRequest(body=urlencode({"payload": json.dumps(payload)}),
+                       headers={"content-type": ["application/x-www-form-urlencoded"]})
+
+
+def _matches(listener: Any, request: BoltRequest) -> bool:
+    return bool(listener.matches(req=request, resp=BoltResponse(status=200)))
+
+
+def _called_api_methods() -> set[str]:
+    """`client.chat_postMessage(...)` and the like anywhere in bot/, as Slack method names."""
+    found = set()
+    for path in (ROOT / "bot").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and "_" in node.func.attr and not node.func.attr.startswith("_")
+                    and node.func.attr != "api_call" and callable(getattr(WebClient, node.func.attr, None))):
+                found.add(node.func.attr.replace("_", "."))
+    return found

@@ -1,0 +1,47 @@
+"""Dependencies point inward (DESIGN section 4): checked on the source, not just written down."""
+
+import ast
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def imported_modules(package: str) -> dict[str, set[str]]:
+    """Every top-level-qualified module each file of a package imports."""
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / package.replace(".", "/")).rglob("*.py")):
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names.add(node.module)
+        found[str(path.relative_to(ROOT))] = names
+    return found
+
+
+def offenders(package: str, allowed: Callable[[str], bool]) -> list[str]:
+    return [f"{file}: {name}" for file, names in imported_modules(package).items()
+            for name in sorted(names) if not allowed(name)]
+
+
+def test_the_domain_imports_only_the_standard_library_and_itself() -> None:
+    def allowed(name: str) -> bool:
+        top = name.split(".")[0]
+        return top in sys.stdlib_module_names or name.startswith("core.domain")
+
+    assert offenders("core.domain", allowed) == []
+
+
+@pytest.mark.parametrize("forbidden", ["slack_bolt", "slack_sdk", "bot", "flask", "gunicorn"])
+def test_core_never_imports_slack_or_the_bot(forbidden: str) -> None:
+    assert offenders("core", lambda name: name.split(".")[0] != forbidden) == []
+
+
+def test_the_application_layer_depends_only_on_the_domain_and_shared_text() -> None:
+    adapters = ("core.storage", "core.retrieval", "core.llm", "core.bootstrap", "core.eval", "sqlalchemy")
+    assert offenders("core.application", lambda name: not name.startswith(adapters)) == []

@@ -1,0 +1,114 @@
+"""The domain's values and the application's pure checks, one behaviour per test."""
+
+import pytest
+
+from core.application.audit import question_preview
+from core.application.checks import content_overlap, unsupported_reason
+from core.application.envelope import EnvelopeClaim, MalformedEnvelope, parse_envelope
+from core.application.shape import invalid_reason, is_aggregate
+from core.domain import (
+    Answered,
+    Audience,
+    CitationInvariantError,
+    Claim,
+    Party,
+    Principal,
+    RiskAssessment,
+    ensure_citation_invariant,
+    is_visible,
+)
+from tests.unit.fakes import chunk
+
+LOW = RiskAssessment(level="low")
+
+
+def test_an_answer_without_citations_cannot_be_constructed() -> None:
+    with pytest.raises(CitationInvariantError):
+        Answered(text="30 days", claims=(Claim(text="30 days", citations=(1,)),), citations=(), risk=LOW,
+                 correlation_id="c1")
+
+
+def test_a_claim_pointing_at_an_unknown_marker_breaks_the_invariant() -> None:
+    passage = chunk("A", "Returns within 30 days.").chunk.passage
+    from core.domain import Citation
+
+    citation = Citation(n=1, passage=passage, content_hash="h", tier="direct")
+    with pytest.raises(CitationInvariantError):
+        Answered(text="x", claims=(Claim(text="x", citations=(2,)),), citations=(citation,), risk=LOW,
+                 correlation_id="c1")
+    good = Answered(text="x", claims=(Claim(text="x", citations=(1,)),), citations=(citation,), risk=LOW,
+                    correlation_id="c1")
+    assert ensure_citation_invariant(good) is good
+
+
+def test_a_document_is_visible_only_when_it_allows_every_party() -> None:
+    staff = Party(roles=frozenset({"everyone"}))
+    hr = Party(roles=frozenset({"everyone", "hr"}))
+    assert is_visible(frozenset({"hr"}), Audience(parties=(hr,)))
+    assert not is_visible(frozenset({"hr"}), Audience(parties=(hr, staff)))
+    assert is_visible(frozenset({"everyone"}), Audience(parties=(hr, staff)))
+
+
+def test_guests_are_not_everyone() -> None:
+    guest = Principal(user_id="G1", roles=frozenset({"everyone"}), is_guest=True)
+    assert not is_visible(frozenset({"everyone"}), Audience.only(guest))
+    assert is_visible(frozenset({"guests"}), Audience.only(guest))
+
+
+@pytest.mark.parametrize("raw", ['{"found": true}', "[]", '{"a": 1} {"b": 2}', "```json\n{}\n```", ""])
+def test_anything_but_exactly_one_envelope_object_is_malformed(raw: str) -> None:
+    with pytest.raises(MalformedEnvelope):
+        parse_envelope(raw)
+
+
+def test_a_string_where_a_boolean_belongs_is_malformed_under_strict_parsing() -> None:
+    with pytest.raises(MalformedEnvelope):
+        parse_envelope('{"found": "true", "answer": "", "claims": [], "confidence": "low", '
+                       '"refusal_reason": null}')
+
+
+def test_a_claim_is_supported_only_when_its_numbers_and_names_stand_in_the_chunk() -> None:
+    cited = [chunk("A", "Trips between two Orbit clinics are paid at $0.70 per mile.", heading="Driving")
+             .chunk]
+    assert unsupported_reason(EnvelopeClaim(text="Trips between clinics are paid at $0.70 per mile.",
+                                            chunk_ids=["A"]), cited) is None
+    wrong_number = EnvelopeClaim(text="Trips between clinics are paid at $0.58 per mile.", chunk_ids=["A"])
+    assert "numbers" in (unsupported_reason(wrong_number, cited) or "")
+    wrong_name = EnvelopeClaim(text="Trips between clinics are paid by Acme at $0.70 per mile.", chunk_ids=["A"])
+    assert "names" in (unsupported_reason(wrong_name, cited) or "")
+    unrelated = EnvelopeClaim(text="Parking is validated at the garage desk.", chunk_ids=["A"])
+    assert "overlap" in (unsupported_reason(unrelated, cited) or "")
+
+
+def test_content_overlap_counts_the_claims_words_found_in_the_evidence() -> None:
+    assert content_overlap("refund window thirty days", "The refund window is thirty days.") == 1.0
+    assert content_overlap("refund window", "Parking garage") == 0.0
+
+
+def test_the_preview_redacts_personal_data_and_stops_at_80_characters() -> None:
+    preview = question_preview("card 4111-1111-1111-1111, iban DE89 3704 0044 0532 0130 00, mail jo@corp.example, "
+                               "phone +1 (415) 555-0132, ssn 123-45-6789: refund?")
+    for secret in ("4111", "DE89", "jo@corp", "555-0132", "123-45-6789"):
+        assert secret not in preview
+    assert len(question_preview("why " * 50)) <= 80
+    assert question_preview("what is the refund window?") == "what is the…"
+
+
+@pytest.mark.parametrize(("question", "aggregate"), [
+    ("how many no-shows did Eastgate have last month?", True),
+    ("Which clinic has the most unanswered portal messages right now?", True),
+    ("how many employees work fully remote?", True),
+    ("How many PTO days do I get in my first couple of years?", False),
+    ("How many times can I fat-finger my login before I'm shut out?", False),
+    ("How many men were in Robert's army?", False),
+])
+def test_aggregates_across_records_are_told_apart_from_numbers_a_policy_states(question: str,
+                                                                               aggregate: bool) -> None:
+    assert is_aggregate(question) is aggregate
+
+
+def test_a_question_is_invalid_when_empty_too_long_or_full_of_control_characters() -> None:
+    assert invalid_reason("  ") == "empty"
+    assert invalid_reason("a" * 1001) == "too_long"
+    assert invalid_reason("refund\x07?") == "control_characters"
+    assert invalid_reason("What is the refund window?\n") is None

@@ -6,27 +6,22 @@ HTTP server use to acknowledge, so a queue of long answers never delays the next
 """
 
 import logging
-import os
-import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import suppress
 from typing import Final
 
 from prometheus_client import Counter, Gauge
 
 log = logging.getLogger(__name__)
 
-REPLY_NICENESS: Final = int(os.environ.get("NICE_EXP", "10"))
 IN_FLIGHT: Final = Gauge("sourced_slack_replies_in_flight", "Replies submitted and not yet finished")
 FAILED: Final = Counter("sourced_slack_reply_failures_total", "Reply jobs that raised", ["job"])
 
 
 class ReplyWorkers:
     def __init__(self, *, workers: int) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sourced-reply",
-                                        initializer=_yield_to_acknowledgements)
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sourced-reply")
         self._idle = threading.Condition()
         self._pending = 0
         prestart(self._pool, workers)
@@ -58,16 +53,6 @@ class ReplyWorkers:
     def shutdown(self) -> None:
         """Finish what was accepted: each job is a person waiting for a reply."""
         self._pool.shutdown(wait=True)
-
-
-def _yield_to_acknowledgements() -> None:
-    """Lower this reply thread's scheduling priority, so that when the cores are busy computing answers
-    the threads acknowledging Slack still run first.
-
-    Linux only: there a thread id names one thread to `setpriority`; elsewhere it could name a process."""
-    if sys.platform == "linux":
-        with suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), REPLY_NICENESS)
 
 
 def prestart(pool: ThreadPoolExecutor, threads: int) -> None:

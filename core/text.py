@@ -22,7 +22,7 @@ STOPWORDS: Final = frozenset(
     like still really just thing things stuff anything something someone anyone many much""".split()
 )
 
-_WORD: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’\-]*")
+_WORD: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\u2019\-]*")
 _NUMBER: Final = re.compile(r"(?<![A-Za-z])\d[\d,]*(?:\.\d+)?")
 _CAPITALISED: Final = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*\b")
 _STEMMER: Final = snowballstemmer.stemmer("english")
@@ -30,7 +30,7 @@ _STEMMER: Final = snowballstemmer.stemmer("english")
 
 def words(text: str) -> list[str]:
     """Lower-cased word tokens, apostrophes normalised, edge hyphens dropped."""
-    return [w.lower().replace("’", "'").strip("-'") for w in _WORD.findall(text)]
+    return [w.lower().replace("\u2019", "'").strip("-'") for w in _WORD.findall(text)]
 
 
 @lru_cache(maxsize=65536)

@@ -16,7 +16,7 @@ from core.application.audit import (
     question_sha256,
     user_reference,
 )
-from core.application.checks import cited_chunks, citation_tier, unknown_chunk_ids, unsupported_reason
+from core.application.checks import citation_tier, cited_chunks, unknown_chunk_ids, unsupported_reason
 from core.application.clarify import clarification_options
 from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope
 from core.application.ports import AnswerModel, AuditSink, Clock, GenerationRequest, Index, Metrics, RiskClassifier
@@ -32,8 +32,8 @@ from core.domain import (
     Outcome,
     Passage,
     Principal,
-    Refused,
     RefusalKind,
+    Refused,
     RetrievedChunk,
     RiskAssessment,
     ensure_citation_invariant,
@@ -130,7 +130,7 @@ class Orchestrator:
 
     # -- the pipeline ------------------------------------------------------------------------------------
 
-    def _decide(self, question: Question, evidence: Evidence) -> Outcome:
+    def _decide(self, question: Question, evidence: Evidence) -> Outcome:  # noqa: PLR0911  # one exit per pipeline step, in DESIGN order
         invalid = invalid_reason(question.text)  # 2. validate
         if invalid is not None:
             text = INVALID_QUERY_TEXT[invalid].format(limit=len(question.text))
@@ -161,7 +161,7 @@ class Orchestrator:
         try:
             raw = self._model.generate(GenerationRequest(question=question.text, chunks=usable,
                                                          risk=evidence.risk))
-        except Exception as error:  # noqa: BLE001  # any model failure is a refusal, never a traceback
+        except Exception as error:  # any model failure is a refusal, never a traceback
             evidence.detail = f"model failed: {type(error).__name__}"
             return self._refuse("model_unavailable", evidence, owner=self._owner(question, candidates))
 
@@ -262,7 +262,7 @@ class Orchestrator:
         seconds = self._clock.monotonic() - started
         try:
             self._audit.write(self._audit_record(question, outcome, evidence, seconds))
-        except Exception:  # noqa: BLE001  # the sink is an adapter; any failure is handled by mode
+        except Exception:  # the sink is an adapter; any failure is handled by mode
             self._metrics.audit_write_failed()
             if self._audit_mode == "required":
                 log.error("audit write failed in required mode; withholding reply (correlation %s)",

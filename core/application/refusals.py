@@ -40,7 +40,9 @@ MODEL_UNAVAILABLE: Final = "I can't answer right now."
 AUDIT_UNAVAILABLE: Final = "I can't answer right now: the assistant is unavailable."
 # Why: in `required` audit mode no decision may go out unrecorded; the person learns only that we are down.
 
-INVALID_QUERY_EMPTY: Final = "Ask me a question about your company's documents, for example: /ask how do I file expenses?"
+INVALID_QUERY_EMPTY: Final = (
+    "Ask me a question about your company's documents, for example: /ask how do I file expenses?"
+)
 INVALID_QUERY_TOO_LONG: Final = "That question is too long for me; please ask it in under {limit} characters."
 INVALID_QUERY_CONTROL: Final = "That question contains characters I can't read; please retype it as plain text."
 

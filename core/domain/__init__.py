@@ -13,8 +13,8 @@ from core.domain.outcomes import (
     ClarifyOption,
     Outcome,
     OutcomeKind,
-    Refused,
     RefusalKind,
+    Refused,
     ensure_citation_invariant,
 )
 from core.domain.principal import EVERYONE, GUESTS, Audience, Party, Principal, is_visible

@@ -31,7 +31,7 @@ def offenders(package: str, allowed: Callable[[str], bool]) -> list[str]:
 
 def test_the_domain_imports_only_the_standard_library_and_itself() -> None:
     def allowed(name: str) -> bool:
-        top = name.split(".")[0]
+        top = name.split(".", maxsplit=1)[0]
         return top in sys.stdlib_module_names or name.startswith("core.domain")
 
     assert offenders("core.domain", allowed) == []

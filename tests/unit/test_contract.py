@@ -9,6 +9,7 @@ from core.application.shape import invalid_reason, is_aggregate
 from core.domain import (
     Answered,
     Audience,
+    Citation,
     CitationInvariantError,
     Claim,
     Party,
@@ -30,8 +31,6 @@ def test_an_answer_without_citations_cannot_be_constructed() -> None:
 
 def test_a_claim_pointing_at_an_unknown_marker_breaks_the_invariant() -> None:
     passage = chunk("A", "Returns within 30 days.").chunk.passage
-    from core.domain import Citation
-
     citation = Citation(n=1, passage=passage, content_hash="h", tier="direct")
     with pytest.raises(CitationInvariantError):
         Answered(text="x", claims=(Claim(text="x", citations=(2,)),), citations=(citation,), risk=LOW,

@@ -121,23 +121,16 @@ def _source_block(citation: Citation) -> SectionBlock:
     return SectionBlock(block_id=f"source_{citation.n}", text=text, accessory=button)
 
 
-@dataclass(frozen=True, kw_only=True)
-class PassageReference:
-    chunk_id: str
-    query: str
-
-
 def passage_value(passage: Passage) -> str:
-    """The chunk id, and words that find it again through the audience-scoped index (its heading path)."""
-    query = (passage.heading or passage.title)[:BUTTON_VALUE_LIMIT // 2]
-    return json.dumps({"c": passage.chunk_id, "q": query}, ensure_ascii=False)[:BUTTON_VALUE_LIMIT]
+    """The chunk id only: the click looks it up again, scoped to the clicker's own audience."""
+    return json.dumps({"c": passage.chunk_id}, ensure_ascii=False)[:BUTTON_VALUE_LIMIT]
 
 
-def parse_passage_value(value: str) -> PassageReference | None:
+def passage_chunk_id(value: str) -> str | None:
     data = _json_object(value)
-    if data is None or not isinstance(data.get("c"), str) or not isinstance(data.get("q"), str):
+    if data is None or not isinstance(data.get("c"), str):
         return None
-    return PassageReference(chunk_id=data["c"], query=data["q"])
+    return str(data["c"])
 
 
 def _feedback_block(correlation_id: str) -> ActionsBlock:

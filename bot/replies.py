@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -30,7 +30,6 @@ log = logging.getLogger(__name__)
 Respond = Callable[..., Any]
 """Bolt's `respond`: posts to the request's `response_url` (ephemeral by default)."""
 Verdict = Literal["helpful", "not_helpful"]
-PASSAGE_SEARCH_DEPTH: Final = 50
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,11 +220,10 @@ class Replies:
 
     def _find_passage(self, value: str, audience: Audience) -> Passage | None:
         """Through the index, scoped to `audience`: a passage the clicker may not see is never found."""
-        reference = blocks.parse_passage_value(value)
+        reference = blocks.passage_chunk_id(value)
         if reference is None:
             return None
-        hits = self._sourced.index.search(reference.query, audience=audience, limit=PASSAGE_SEARCH_DEPTH)
-        return next((hit.passage for hit in hits if hit.chunk_id == reference.chunk_id), None)
+        return self._sourced.index.passage(reference, audience=audience)
 
     def _replace(self, place: Place, message: Message, respond: Respond) -> None:
         """The clicked message becomes `message`: in place in the channel, or through `response_url`."""

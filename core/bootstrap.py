@@ -6,13 +6,15 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from core.application.orchestrator import Orchestrator, RetrievalPolicy
-from core.application.ports import AnswerModel, AuditSink, Clock, Index, Metrics
+from core.application.ports import AnswerModel, AuditSink, Clock, Embedder, Index, Metrics
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
 from core.config import Settings, SourcedConfig, config_path, load_config
 from core.llm import llama_cpp, openai_compat
 from core.llm.extractive import ExtractiveModel
 from core.observability import PrometheusMetrics, SystemClock
+from core.retrieval.embeddings import EmbeddingIngestor, build_embedder
+from core.retrieval.hybrid import HybridIndex
 from core.retrieval.index import SqliteIndex
 from core.retrieval.ingest import Ingestor
 from core.storage.audit_log import SqlAuditLog
@@ -35,16 +37,17 @@ class Sourced:
     feedback: FeedbackLog
     pending: PendingClarifications
     model: AnswerModel
+    embedder: Embedder | None = None
 
 
-def build_model(settings: Settings) -> AnswerModel:
+def build_model(settings: Settings, embedder: Embedder | None = None) -> AnswerModel:
     """The model named by `SOURCED_MODEL`; the extractive default needs nothing else. A missing setting is a
     ConfigError, which the CLI prints as one line."""
     if settings.model == "openai":
         return openai_compat.from_settings(settings)
     if settings.model == "llama-cpp":
         return llama_cpp.from_settings(settings)
-    return ExtractiveModel()
+    return ExtractiveModel(embedder=embedder)
 
 
 def bootstrap(
@@ -59,14 +62,18 @@ def bootstrap(
     metrics: Metrics | None = None,
     policy: RetrievalPolicy | None = None,
     progress: bool = True,
+    embedder: Embedder | None = None,
 ) -> Sourced:
     settings = settings or Settings()
     config = config or load_config(config_path(config_file, settings))
     engine = make_engine(settings.database_url)
     migrate(engine)
-    index = SqliteIndex(engine)
+    embedder = embedder or build_embedder(settings.embedder)
+    index: Index = SqliteIndex(engine)
+    if embedder is not None:
+        index = HybridIndex(engine, embedder)
     audit_log = SqlAuditLog(engine)
-    model = model or build_model(settings)
+    model = model or build_model(settings, embedder)
     risk = config.risk
     orchestrator = Orchestrator(
         index=index,
@@ -80,6 +87,7 @@ def bootstrap(
         policy=policy,
         audit_mode=settings.audit_mode,
         user_hash_key=settings.user_hash_key.get_secret_value().encode() if settings.user_hash_key else None,
+        embedder=embedder,
     )
     return Sourced(
         settings=settings,
@@ -87,10 +95,12 @@ def bootstrap(
         engine=engine,
         orchestrator=orchestrator,
         index=index,
-        ingestor=Ingestor(engine, progress=progress),
+        ingestor=(EmbeddingIngestor(engine, embedder, progress=progress) if embedder
+                  else Ingestor(engine, progress=progress)),
         audit_log=audit_log,
         processed_events=ProcessedEvents(engine),
         feedback=FeedbackLog(engine),
         pending=PendingClarifications(engine),
         model=model,
+        embedder=embedder,
     )

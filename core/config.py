@@ -12,6 +12,8 @@ from core.application.risk import DEFAULT_HIGH, DEFAULT_MEDIUM
 from core.application.routing import KnownGap
 
 ModelKind = Literal["extractive", "openai", "llama-cpp"]
+EmbedderKind = Literal["auto", "none", "minilm"]
+"""`auto`: the offline MiniLM when the `semantic` extra is installed, else none (plain BM25)."""
 
 
 class Settings(BaseSettings):
@@ -27,6 +29,8 @@ class Settings(BaseSettings):
     model_api_key: SecretStr | None = None
     model_path: Path | None = None
     model_timeout_s: float = Field(default=20.0, gt=0)
+    embedder: EmbedderKind = "none"
+    """`SOURCED_EMBEDDER`: opt-in until the semantic path passes the examples gate (one false answer there)."""
     audit_mode: AuditMode = "best_effort"
     user_hash_key: SecretStr | None = None
 

@@ -22,8 +22,9 @@ class Example:
 
 EXAMPLE_QUESTIONS = (
     Example("What's the daily meal allowance when I travel for work?", why="answered from the newer policy"),
-    Example("A customer bought an annual plan 3 weeks ago and now wants their money back. "
-            "Can we refund them?", why="answered, paraphrased"),
+    Example("My wife is due in May. How much paid leave can I take as the non-birth parent?",
+            why="answered, in the asker's words"),
+    Example("Can I expense a gym membership?", why="nothing in the handbook says: refused, not guessed"),
     Example("What's the base salary range for a Senior Software Engineer?", roles="hr",
             why="restricted document, asked by HR"),
     Example("I'm in HR, what's the salary band for a Customer Success Manager?",

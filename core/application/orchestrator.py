@@ -19,7 +19,16 @@ from core.application.audit import (
 from core.application.checks import citation_tier, cited_chunks, unknown_chunk_ids, unsupported_reason
 from core.application.clarify import clarification_options
 from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope
-from core.application.ports import AnswerModel, AuditSink, Clock, GenerationRequest, Index, Metrics, RiskClassifier
+from core.application.ports import (
+    AnswerModel,
+    AuditSink,
+    Clock,
+    Embedder,
+    GenerationRequest,
+    Index,
+    Metrics,
+    RiskClassifier,
+)
 from core.application.routing import OwnerRouter
 from core.application.shape import classify_shape, invalid_reason
 from core.domain import (
@@ -106,6 +115,7 @@ class Orchestrator:
         audit_mode: AuditMode = "best_effort",
         user_hash_key: bytes | None = None,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+        embedder: Embedder | None = None,
     ) -> None:
         self._index = index
         self._model = model
@@ -118,6 +128,7 @@ class Orchestrator:
         self._audit_mode = audit_mode
         self._user_hash_key = user_hash_key
         self._new_id = new_id
+        self._embedder = embedder
 
     def ask(self, question: Question) -> Outcome:
         return self.ask_with_evidence(question)[0]
@@ -214,7 +225,7 @@ class Orchestrator:
         claims: list[Claim] = []
         for claim in envelope.claims:
             cited = cited_chunks(claim, by_id)
-            reason = unsupported_reason(claim, cited)
+            reason = unsupported_reason(claim, cited, embedder=self._embedder)
             if reason is not None:
                 evidence.detail = f"claim {len(claims) + 1}: {reason}"
                 return self._refuse("unsupported_claim", evidence, owner=owner)
@@ -222,7 +233,7 @@ class Orchestrator:
                 if chunk.chunk_id not in markers:
                     markers[chunk.chunk_id] = Citation(n=len(markers) + 1, passage=chunk.passage,
                                                        content_hash=chunk.content_hash,
-                                                       tier=citation_tier(claim.text, chunk))
+                                                       tier=citation_tier(claim.text, chunk, embedder=self._embedder))
             claims.append(Claim(text=claim.text.strip(),
                                 citations=tuple(markers[chunk.chunk_id].n for chunk in cited)))
         evidence.claim_map = tuple((i + 1, tuple(dict.fromkeys(c.chunk_ids))) for i, c in

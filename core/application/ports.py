@@ -6,12 +6,16 @@ from datetime import datetime
 from typing import Protocol
 
 from core.application.audit import AuditRecord
-from core.domain import Audience, OutcomeKind, RetrievedChunk, RiskAssessment, RiskLevel
+from core.domain import Audience, OutcomeKind, Passage, RetrievedChunk, RiskAssessment, RiskLevel
 
 
 class Index(Protocol):
     def search(self, query: str, *, audience: Audience, limit: int) -> Sequence[RetrievedChunk]:
         """The best chunks the audience may see, best first, scores in 0..1. Filtered before the top-k."""
+        ...
+
+    def passage(self, chunk_id: str, *, audience: Audience) -> Passage | None:
+        """One chunk by id, or None when it does not exist or the audience may not see its document."""
         ...
 
     def best_unscoped_score(self, query: str) -> float:
@@ -38,6 +42,22 @@ class AnswerModel(Protocol):
 
     def generate(self, request: GenerationRequest) -> str:
         """The raw envelope text. Raise on failure; the orchestrator turns any error into a refusal."""
+        ...
+
+
+class Embedder(Protocol):
+    """Text to unit-length vectors. Vectors are only comparable with vectors of the same `model_id`."""
+
+    @property
+    def model_id(self) -> str:
+        """Model name and version, stored with every vector: a different id means re-embedding."""
+        ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One L2-normalised vector per text, in order. Raise on failure."""
         ...
 
 

@@ -20,7 +20,7 @@ from rich.progress import track
 from sqlalchemy import Engine, select
 
 from core.application.orchestrator import Question
-from core.bootstrap import bootstrap
+from core.bootstrap import Sourced, bootstrap
 from core.config import Settings, SourcedConfig
 from core.domain import EVERYONE, Audience, Principal
 from core.eval.bench_corpus import BenchCorpus, write_corpus
@@ -58,6 +58,7 @@ def bench_isolated(chunks: int, *, seed: int, progress: bool = True) -> BenchRes
 
 
 def bench(chunks: int, *, seed: int, progress: bool = True) -> BenchResult:
+    """Generate, ingest and measure `chunks` chunks in a temporary folder, in this process."""
     console = Console(stderr=True, quiet=not progress)
     with tempfile.TemporaryDirectory(prefix="sourced-bench-") as tmp:
         with console.status(f"writing a knowledge base of {chunks:,} chunks"):
@@ -65,21 +66,24 @@ def bench(chunks: int, *, seed: int, progress: bool = True) -> BenchResult:
         sourced = bootstrap(Settings(database_url=f"sqlite:///{tmp}/bench.db"), config=SourcedConfig(),
                             known_gaps=(), progress=False)
         try:
-            with console.status(f"ingesting {corpus.documents:,} documents"):
-                ingest_s = _ingest(sourced.ingestor.ingest, corpus)
-            index = SqliteIndex(sourced.engine)
-            audience = Audience.only(ASKER)
-            retrieve = _latencies(lambda q: index.search(q, audience=audience, limit=DEPTH), corpus.queries,
-                                  console, "retrieving")
-            ask = _latencies(lambda q: sourced.orchestrator.ask(Question(text=q, principal=ASKER,
-                                                                         audience=audience)),
-                             corpus.queries, console, "asking")
-            peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            peer = _peer_latencies(sourced.engine, corpus.queries, console)
+            return _measure(sourced, corpus, console)
         finally:
             sourced.engine.dispose()
+
+
+def _measure(sourced: Sourced, corpus: BenchCorpus, console: Console) -> BenchResult:
+    with console.status(f"ingesting {corpus.documents:,} documents"):
+        ingest_s = _ingest(sourced.ingestor.ingest, corpus)
+    index = SqliteIndex(sourced.engine)
+    audience = Audience.only(ASKER)
+    retrieve = _latencies(lambda q: index.search(q, audience=audience, limit=DEPTH), corpus.queries, console,
+                          "retrieving")
+    ask = _latencies(lambda q: sourced.orchestrator.ask(Question(text=q, principal=ASKER, audience=audience)),
+                     corpus.queries, console, "asking")
+    peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    peer = _peer_latencies(sourced.engine, corpus.queries, console)
     return BenchResult(
-        chunks=chunks, ingest_chunks_per_s=round(chunks / ingest_s, 1),
+        chunks=corpus.chunks, ingest_chunks_per_s=round(corpus.chunks / ingest_s, 1),
         retrieve_p50_ms=_p(retrieve, 50), retrieve_p95_ms=_p(retrieve, 95),
         ask_p50_ms=_p(ask, 50), ask_p95_ms=_p(ask, 95), peak_rss_mb=round(peak_rss_mb, 1),
         peer_retrieve_p50_ms=_p(peer, 50), peer_ratio=round(_p(peer, 50) / max(_p(retrieve, 50), 1e-3), 1),

@@ -123,11 +123,8 @@ def score_case(case: Case, outcome: Outcome, evidence: EvidenceSummary, view: As
         verdict, problems = _answer_verdict(case, outcome, cited, evidence)
         kind_correct = owner_correct = None
     else:
-        verdict = "false_answer" if isinstance(outcome, Answered) else "correct_abstention"
-        problems = [f"answered, citing {', '.join(map(str, cited))}"] if cited else []
-        kind_correct = outcome.kind == case.expect
-        owner_correct = _owner_correct(case, outcome)
-        problems += _refusal_problems(case, outcome, kind_correct=kind_correct, owner_correct=owner_correct)
+        kind_correct, owner_correct = outcome.kind == case.expect, _owner_correct(case, outcome)
+        verdict, problems = _refusal_verdict(case, outcome, cited, owner_correct=owner_correct)
     leak = leak_reason(case.question, outcome, view)
     if leak:
         problems.append(f"leak: {leak}")
@@ -162,14 +159,15 @@ def _answer_verdict(case: Case, outcome: Outcome, cited: Sequence[ChunkRef], evi
     return "missed", [f"{outcome.kind}; no support section retrieved"]
 
 
-def _refusal_problems(case: Case, outcome: Outcome, *, kind_correct: bool, owner_correct: bool | None
-                      ) -> list[str]:
-    wrong_refusal = not kind_correct and not isinstance(outcome, Answered)  # an answer says so already
-    problems = [f"kind {outcome.kind}, expected {case.expect}"] if wrong_refusal else []
+def _refusal_verdict(case: Case, outcome: Outcome, cited: Sequence[ChunkRef], *, owner_correct: bool | None
+                     ) -> tuple[Verdict, list[str]]:
+    if isinstance(outcome, Answered):
+        return "false_answer", [f"answered, citing {', '.join(map(str, cited))}"]
+    problems = [] if outcome.kind == case.expect else [f"kind {outcome.kind}, expected {case.expect}"]
     if owner_correct is False:
         got = outcome.owner if isinstance(outcome, Refused) else None
         problems.append(f"owner {got!r}, expected {case.owner!r}")
-    return problems
+    return "correct_abstention", problems
 
 
 def _owner_correct(case: Case, outcome: Outcome) -> bool | None:

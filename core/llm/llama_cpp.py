@@ -12,6 +12,7 @@ did.
 
 import atexit
 import importlib.util
+import os
 import time
 import urllib.error
 import urllib.request
@@ -30,9 +31,10 @@ LOOPBACK: Final = "127.0.0.1"
 QUIET: Final = 1  # llama.cpp log verbosity: errors and warnings only, not one line per token batch
 
 
-MAX_TEXT: Final = 200
-MAX_ID: Final = 100
-MAX_ITEMS: Final = 3
+MAX_TEXT: Final = 160
+MAX_ID: Final = 64
+MAX_CLAIMS: Final = 3
+MAX_IDS_PER_CLAIM: Final = 2
 
 
 class LocalModelError(RuntimeError):
@@ -58,9 +60,9 @@ def bounded_envelope_schema() -> dict[str, Any]:
     claim = properties["claims"]["items"]["properties"]
     properties["answer"]["maxLength"] = MAX_TEXT
     properties["refusal_reason"]["anyOf"][0]["maxLength"] = MAX_TEXT
-    properties["claims"]["maxItems"] = MAX_ITEMS
+    properties["claims"]["maxItems"] = MAX_CLAIMS
     claim["text"]["maxLength"] = MAX_TEXT
-    claim["chunk_ids"]["maxItems"] = MAX_ITEMS
+    claim["chunk_ids"]["maxItems"] = MAX_IDS_PER_CLAIM
     claim["chunk_ids"]["items"]["maxLength"] = MAX_ID
     return schema
 
@@ -107,6 +109,10 @@ class LocalLlamaServer:
 
 
 def _import_xllamacpp() -> Any:
+    # llama.cpp's CPU threads meet at an OpenMP barrier after every step. Spinning there (the default) turns
+    # into a hundredfold slowdown as soon as anything else wants the same cores; sleeping costs little when
+    # nothing does. Read once, when the OpenMP runtime loads, so it must be set before the import.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         # Imported here, not at the top: it is an optional extra, needed only when a local model is chosen.
         import xllamacpp  # type: ignore[import-untyped]  # noqa: PLC0415  # compiled, without type information

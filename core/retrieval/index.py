@@ -25,7 +25,7 @@ from typing import Any, Final
 from sqlalchemy import JSON, Connection, Date, Engine, Row, TextualSelect, bindparam, text
 
 from core import text as analysis
-from core.domain import Audience, Passage, RetrievedChunk
+from core.domain import Audience, Passage, RetrievedChunk, is_visible
 from core.storage.database import supports_full_text
 
 K1: Final = 1.2
@@ -33,7 +33,7 @@ B: Final = 0.75
 """FTS5's BM25 constants: term-frequency saturation and length normalisation."""
 IDF_FLOOR: Final = 1e-6
 """FTS5 replaces a non-positive idf (a term in more than half the rows) by this."""
-POSTING_BUDGET: Final = 2000
+POSTING_BUDGET: Final = 1000
 """Matching rows FTS5 may score per question before candidates are selected by the rarest terms only."""
 CANDIDATES_PER_RESULT: Final = 3
 MIN_CANDIDATES: Final = 24
@@ -120,6 +120,12 @@ SELECT c.fts_rowid, c.chunk_id, c.heading, c.text, c.content_hash,
 FROM chunks AS c JOIN documents AS d ON d.doc_id = c.doc_id
 WHERE c.fts_rowid IN :rowids
 """).bindparams(bindparam("rowids", expanding=True)).columns(updated=Date(), supersedes=JSON())
+_PASSAGE_BY_ID: Final = text("""
+SELECT c.chunk_id, c.heading, c.text, c.content_hash, d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes
+FROM chunks AS c JOIN documents AS d ON d.doc_id = c.doc_id
+WHERE c.chunk_id = :chunk_id
+""").columns(updated=Date(), supersedes=JSON())
+_DOCUMENT_ROLES: Final = text("SELECT role FROM document_roles WHERE doc_id = :doc_id")
 _BODIES: Final = text("SELECT rowid, body FROM chunks_fts WHERE rowid IN :rowids").bindparams(
     bindparam("rowids", expanding=True))
 _RECORDS: Final = text("SELECT id, block FROM chunks_fts_data WHERE id IN (:averages, :structure)").bindparams(
@@ -150,6 +156,17 @@ class SqliteIndex:
         """The best score over all documents, whoever may see them; for the audit's refusal kind only."""
         best = self._search(query, role_sets=None, limit=1)
         return best[0].score if best else 0.0
+
+    def passage(self, chunk_id: str, *, audience: Audience) -> Passage | None:
+        """A cited chunk shown on demand: looked up by id, then refused unless every party may see it."""
+        with self._engine.connect() as connection:
+            row = connection.execute(_PASSAGE_BY_ID, {"chunk_id": chunk_id}).first()
+            if row is None:
+                return None
+            roles = frozenset(connection.execute(_DOCUMENT_ROLES, {"doc_id": row.doc_id}).scalars())
+        if not is_visible(roles, audience):
+            return None
+        return _retrieved(row, 0.0).passage
 
     def chunk_count(self) -> int:
         with self._engine.connect() as connection:
@@ -189,7 +206,7 @@ class SqliteIndex:
                     limit: int) -> list[tuple[int, float]]:
         params: dict[str, Any] = {"match": match_expression(terms), "limit": limit}
         params.update({f"roles_{n}": sorted(roles) for n, roles in enumerate(role_sets)})
-        rows = connection.execute(self._statement(len(role_sets)), params).tuples().all()
+        rows = connection.execute(self._statement(len(role_sets)), params).all()
         return [(int(rowid), float(score)) for rowid, score in rows]
 
     def _statement(self, parties: int) -> TextualSelect:
@@ -206,24 +223,30 @@ class SqliteIndex:
 class _StatsCache:
     """Document frequencies per index generation. Counting a common term walks its whole posting list,
     so counts are kept until the index changes; FTS5 rewrites its structure record on every write, so
-    that record (with the totals) identifies a generation."""
+    that record (with the totals) identifies a generation.
+
+    Threads share one cache: the generation and its counts are swapped together, and each call works on
+    the counts of the generation its own snapshot read, so a count is never used with the wrong totals.
+    """
 
     def __init__(self) -> None:
-        self._generation: bytes = b""
-        self._frequencies: dict[str, int] = {}
+        self._current: tuple[bytes, dict[str, int]] = (b"", {})
 
     def stats(self, connection: Connection, terms: Sequence[str]) -> CorpusStats:
-        records: dict[int, bytes | None] = dict(connection.execute(_RECORDS).tuples().all())
-        totals = _varints(bytes(records.get(_AVERAGES_RECORD) or b"")) or [0]
-        generation = bytes(records.get(_AVERAGES_RECORD) or b"") + bytes(records.get(_STRUCTURE_RECORD) or b"")
-        if generation != self._generation:
-            self._generation, self._frequencies = generation, {}
-        missing = [term for term in terms if term not in self._frequencies]
+        records: dict[int, bytes | None] = dict(connection.execute(_RECORDS).all())
+        averages = bytes(records.get(_AVERAGES_RECORD) or b"")
+        generation = averages + bytes(records.get(_STRUCTURE_RECORD) or b"")
+        seen, frequencies = self._current
+        if generation != seen:
+            frequencies = {}
+            self._current = (generation, frequencies)
+        missing = [term for term in terms if term not in frequencies]
         if missing:
-            found: dict[str, int] = dict(connection.execute(_FREQUENCIES, {"terms": missing}).tuples().all())
-            self._frequencies.update({term: int(found.get(term, 0)) for term in missing})
-        frequencies = {term: self._frequencies[term] for term in terms}
-        return CorpusStats(rows=totals[0], tokens=sum(totals[1:]), document_frequency=frequencies)
+            found: dict[str, int] = dict(connection.execute(_FREQUENCIES, {"terms": missing}).all())
+            frequencies.update({term: int(found.get(term, 0)) for term in missing})
+        totals = _varints(averages) or [0]
+        return CorpusStats(rows=totals[0], tokens=sum(totals[1:]),
+                           document_frequency={term: frequencies[term] for term in terms})
 
 
 def split_by_postings(terms: Sequence[str], stats: CorpusStats,
@@ -249,7 +272,7 @@ def _rescored(connection: Connection, ranked: list[tuple[int, float]], terms: Se
     """Candidates scored by BM25 over the whole query, best first, ties in row order as FTS5 sorts."""
     if not ranked:
         return []
-    bodies = connection.execute(_BODIES, {"rowids": [rowid for rowid, _ in ranked]}).tuples().all()
+    bodies = connection.execute(_BODIES, {"rowids": [rowid for rowid, _ in ranked]}).all()
     scored = [(int(rowid), stats.bm25(_TOKEN.findall(body), terms)) for rowid, body in bodies]
     return sorted(scored, key=lambda item: (-item[1], item[0]))
 

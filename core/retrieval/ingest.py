@@ -174,7 +174,7 @@ class Ingestor:
         deleted = connection.execute(
             delete(ChunkRow).where(ChunkRow.doc_id == doc_id)
             .returning(ChunkRow.chunk_id, ChunkRow.content_hash, ChunkRow.fts_rowid)
-        ).tuples().all()
+        ).all()
         old = [_OldChunk(chunk_id=c, content_hash=h, fts_rowid=r) for c, h, r in deleted]
         rowids = [{"rowid": chunk.fts_rowid} for chunk in old if chunk.fts_rowid is not None]
         if self._full_text and rowids:
@@ -193,7 +193,7 @@ class Ingestor:
         columns = select(DocumentRow.doc_id, DocumentRow.file_sha256, DocumentRow.source_path,
                          DocumentRow.supersedes)
         with self._engine.connect() as connection:
-            rows = connection.execute(columns).tuples().all()
+            rows = connection.execute(columns).all()
         return {doc_id: _Stored(file_sha256=sha, source_path=path, supersedes=tuple(supersedes or ()))
                 for doc_id, sha, path, supersedes in rows}
 

@@ -24,7 +24,7 @@ SUPERSESSION_REACH: Final = 120
 _DOC_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
 _SUPERSEDES: Final = re.compile(r"\bsupersedes\b", re.IGNORECASE)
 _ID_TAIL: Final = re.compile(r"[A-Za-z0-9._/-]*")
-_TITLE: Final = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+_TITLE: Final = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE: Final = re.compile(r"^ {0,3}(```|~~~)")
 
 

@@ -20,6 +20,9 @@ from sqlalchemy.pool import StaticPool
 
 MIGRATIONS_DIR: Final = Path(__file__).with_name("migrations")
 BUSY_TIMEOUT_MS: Final = 5000
+WRITE_INTENT: Final = "sourced_write_intent"
+"""Execution option: on SQLite, take the write lock when the transaction begins (BEGIN IMMEDIATE), so a
+transaction that reads before it writes waits its turn instead of failing on a stale snapshot."""
 MIGRATION_LOCK_KEY: Final = 0x50_75_72_63_65_64  # any constant; serialises workers migrating PostgreSQL
 
 
@@ -54,7 +57,8 @@ def _sqlite_engine(url: URL) -> Engine:
         cursor.close()
 
     def on_begin(connection: Connection) -> None:
-        connection.exec_driver_sql("BEGIN")
+        immediate = connection.get_execution_options().get(WRITE_INTENT, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     event.listen(engine, "connect", on_connect)
     event.listen(engine, "begin", on_begin)
@@ -72,7 +76,7 @@ def alembic_config(connection: Connection) -> Config:
 
 def migrate(engine: Engine) -> None:
     """Bring the schema to the newest revision. Idempotent; safe when several workers start at once."""
-    with engine.begin() as connection:
+    with engine.connect() as connection, connection.execution_options(**{WRITE_INTENT: True}).begin():
         if connection.dialect.name == "postgresql":
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
         command.upgrade(alembic_config(connection), "head")

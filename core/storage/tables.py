@@ -8,7 +8,19 @@ migration, not declared here, because they have no PostgreSQL equivalent yet.
 from datetime import UTC, date, datetime
 from typing import Any, Final
 
-from sqlalchemy import JSON, CheckConstraint, DateTime, Dialect, ForeignKey, Index, MetaData, String, Text
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    Index,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
@@ -105,6 +117,19 @@ class ChunkRow(Base):
     fts_rowid: Mapped[int | None]
 
 
+class ChunkEmbeddingRow(Base):
+    """A chunk's vector (float32 bytes, `dim` of them) and the model that computed it. `content_hash` is the
+    chunk's hash when it was embedded: a different hash, or a different model, means embed again."""
+
+    __tablename__ = "chunk_embeddings"
+
+    chunk_id: Mapped[str] = mapped_column(ForeignKey("chunks.chunk_id", ondelete="CASCADE"), primary_key=True)
+    model: Mapped[str] = mapped_column(String, index=True)
+    dim: Mapped[int]
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    content_hash: Mapped[str] = mapped_column(String(SHA256_HEX))
+
+
 class AuditEventRow(Base):
     """One decision and its evidence (DESIGN section 3). Never the question as typed."""
 
@@ -124,7 +149,7 @@ class AuditEventRow(Base):
     claim_map: Mapped[list[dict[str, Any]]]
     model: Mapped[str | None] = mapped_column(String)
     prompt_version: Mapped[str | None] = mapped_column(String)
-    latency_ms: Mapped[float]
+    latency_ms: Mapped[float] = mapped_column(Float)
     detail: Mapped[str | None] = mapped_column(Text)
 
 

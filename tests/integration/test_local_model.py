@@ -15,13 +15,13 @@ from typing import Final
 
 import pytest
 
-from core.application.orchestrator import Evidence, Orchestrator, Question
+from core.application.orchestrator import Evidence, Orchestrator, Question, RetrievalPolicy
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import OwnerRouter
 from core.bootstrap import build_model
 from core.config import Settings
 from core.domain import Answered, Audience, Outcome, Principal, Refused
-from core.llm.llama_cpp import LlamaCppModel, LocalServerOptions, smollm2_path
+from core.llm.llama_cpp import LlamaCppModel, smollm2_path
 from core.llm.safety import is_loopback_url
 from core.text import numbers
 from tests.unit.fakes import FakeIndex, FixedClock, MemoryAudit, RecordingMetrics, StoredChunk, chunk
@@ -31,6 +31,9 @@ pytestmark = pytest.mark.slow
 STAFF = Principal(user_id="U1", roles=frozenset({"everyone"}))
 REFUSED_BEFORE_THE_MODEL: Final = frozenset({"not_in_corpus", "not_permitted", "not_retrieved",
                                              "not_answerable"})
+# Floors fixed here for this knowledge base and its word-overlap index, so which questions reach the model
+# does not move when the production defaults are recalibrated.
+POLICY: Final = RetrievalPolicy(floor=0.35, high_risk_floor=0.45, weak_floor=0.12)
 REFUSED_AFTER_THE_MODEL: Final = frozenset({"malformed_response", "model_self_refusal", "invalid_citation",
                                             "unsupported_claim"})
 
@@ -100,7 +103,7 @@ REACH_THE_MODEL: Final = (
 )
 REFUSED_WITHOUT_THE_MODEL: Final = {
     "What is the salary band for a senior engineer?": "not_permitted",
-    "Where can I park a bicycle at the Berlin office?": "not_in_corpus",
+    "Where can I park a bicycle in Berlin?": "not_in_corpus",
     "How many employees work fully remote?": "not_answerable",
 }
 
@@ -116,7 +119,7 @@ def skip_when_asked() -> None:
 @pytest.fixture(scope="module")
 def local_model() -> Iterator[LlamaCppModel]:
     skip_when_asked()
-    with LlamaCppModel(smollm2_path(), options=LocalServerOptions(max_tokens=192)) as model:
+    with LlamaCppModel(smollm2_path()) as model:
         yield model
 
 
@@ -124,8 +127,8 @@ def local_model() -> Iterator[LlamaCppModel]:
 def asked(local_model: LlamaCppModel) -> Asked:
     orchestrator = Orchestrator(
         index=FakeIndex(KNOWLEDGE_BASE), model=local_model, audit=MemoryAudit(), risk=KeywordRiskClassifier(),
-        clock=FixedClock(), metrics=RecordingMetrics(), router=OwnerRouter(known_gaps=(),
-                                                                           default_owner="#help-desk"),
+        clock=FixedClock(), metrics=RecordingMetrics(), policy=POLICY,
+        router=OwnerRouter(known_gaps=(), default_owner="#help-desk"),
     )
     questions = (*REACH_THE_MODEL, *REFUSED_WITHOUT_THE_MODEL)
     return {text: orchestrator.ask_with_evidence(Question(text=text, principal=STAFF,

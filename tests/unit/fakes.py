@@ -49,6 +49,12 @@ class FakeIndex:
         self.searches += 1
         return self._scored(query, lambda s: is_visible(s.audience, audience))[:limit]
 
+    def passage(self, chunk_id: str, *, audience: Audience) -> Passage | None:
+        for stored in self._chunks:
+            if stored.chunk.chunk_id == chunk_id and is_visible(stored.audience, audience):
+                return stored.chunk.passage
+        return None
+
     def best_unscoped_score(self, query: str) -> float:
         scored = self._scored(query, lambda s: True)
         return scored[0].score if scored else 0.0

@@ -84,8 +84,8 @@ def test_an_answer_shows_its_markers_and_a_source_line_with_title_section_owner_
 def test_each_source_has_a_passage_button_and_the_answer_has_feedback_buttons() -> None:
     ids = [button["action_id"] for button in buttons(blocks.answer_message(answered()))]
     assert ids == [Action.PASSAGE, Action.HELPFUL, Action.NOT_HELPFUL]
-    passage = blocks.parse_passage_value(buttons(blocks.answer_message(answered()))[0]["value"])
-    assert passage is not None and passage.chunk_id == REFUNDS.chunk_id
+    chunk_id = blocks.passage_chunk_id(buttons(blocks.answer_message(answered()))[0]["value"])
+    assert chunk_id == REFUNDS.chunk_id
 
 
 def test_feedback_buttons_carry_the_correlation_id() -> None:
@@ -205,7 +205,7 @@ def test_a_clarify_value_too_long_for_a_button_carries_only_the_pending_record()
 @pytest.mark.parametrize("value", ["", "not json", "[1]", '{"id": 3, "i": 0}', '{"id": "p", "i": "0"}'])
 def test_a_button_value_that_is_not_ours_is_rejected(value: str) -> None:
     assert blocks.parse_clarify_value(value) is None
-    assert blocks.parse_passage_value(value) is None
+    assert blocks.passage_chunk_id(value) is None
 
 
 def test_thanks_replaces_only_the_feedback_block() -> None:

@@ -6,6 +6,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from core.llm.llama_cpp import bounded_envelope_schema
 from core.llm.openai_compat import strict_envelope_schema
 from core.llm.prompts import DEFAULT_VERSION, PromptError, load_prompt
 from tests.unit.fakes import chunk
@@ -73,3 +74,13 @@ def test_the_strict_schema_has_no_references_or_keywords_strict_mode_rejects() -
     text = repr(strict_envelope_schema())
     for keyword in ("$ref", "$defs", "title", "minLength", "default"):
         assert keyword not in text, keyword
+
+
+def test_the_local_model_schema_bounds_lengths_and_counts_but_accepts_a_normal_envelope() -> None:
+    schema = bounded_envelope_schema()
+    jsonschema.validate(VALID, schema)
+    claim = {"text": "30 days.", "chunk_ids": ["a"]}
+    for broken in ({**VALID, "answer": "x" * 1000}, {**VALID, "claims": [claim] * 10},
+                   {**VALID, "claims": [{"text": "30 days.", "chunk_ids": ["a", "b", "c", "d"]}]}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(broken, schema)

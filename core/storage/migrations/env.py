@@ -8,12 +8,8 @@ from alembic import context
 from sqlalchemy import Connection
 
 from core.storage.database import make_engine
+from core.storage.migrations import include_name
 from core.storage.tables import Base
-
-
-def include_name(name: str | None, type_: str, _parent_names: object) -> bool:
-    """Leave the FTS5 virtual tables and their shadow tables (`chunks_fts_data`, ...) to the revisions."""
-    return not (type_ == "table" and name is not None and name.startswith("chunks_fts"))
 
 
 def run_on(connection: Connection) -> None:

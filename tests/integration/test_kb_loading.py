@@ -1,0 +1,142 @@
+"""Loading a knowledge-base folder: front matter, defaults, and bad files that never stop the good ones."""
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from core.retrieval import LoadResult, load_knowledge_base
+
+TRAVEL = """---
+id: travel-expenses
+title: Travel and Expense Policy
+owner: "#finance-ops"
+audience: [everyone, contractors]
+updated: 2026-03-14
+url: https://wiki.example/travel
+---
+# Travel and Expense Policy
+
+## Meals
+
+The daily meal allowance is $75.
+"""
+
+
+def write(root: Path, relative: str, content: str | bytes) -> Path:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
+    return path
+
+
+def only_error(result: LoadResult) -> str:
+    assert len(result.errors) == 1, result.errors
+    return result.errors[0].reason
+
+
+def test_front_matter_sets_every_field(tmp_path: Path) -> None:
+    write(tmp_path, "travel.md", TRAVEL)
+    (document,) = load_knowledge_base(tmp_path).documents
+    assert document.doc_id == "travel-expenses"
+    assert document.title == "Travel and Expense Policy"
+    assert document.owner == "#finance-ops"
+    assert document.audience == frozenset({"everyone", "contractors"})
+    assert document.updated == date(2026, 3, 14)
+    assert document.url == "https://wiki.example/travel"
+    assert document.body.startswith("# Travel and Expense Policy")
+    assert document.path == Path("travel.md")
+    assert len(document.file_sha256) == 64
+
+
+def test_without_front_matter_the_defaults_apply(tmp_path: Path) -> None:
+    write(tmp_path, "policies/Remote Work.md", "# Working from Home\n\nTwo days a week.\n")
+    write(tmp_path, "notes/plain.txt", "No heading at all.\n")
+    by_id = {d.doc_id: d for d in load_knowledge_base(tmp_path).documents}
+    assert set(by_id) == {"policies/Remote-Work", "notes/plain"}
+    remote = by_id["policies/Remote-Work"]
+    assert remote.title == "Working from Home"
+    assert remote.audience == frozenset({"everyone"})
+    assert (remote.owner, remote.updated, remote.url) == (None, None, None)
+    assert by_id["notes/plain"].title == "plain"
+
+
+def test_files_load_in_path_order_and_other_suffixes_are_ignored(tmp_path: Path) -> None:
+    for name in ("b.md", "a.txt", "sub/c.md", "image.png", "README.rst"):
+        write(tmp_path, name, "# Title\n\ntext\n")
+    assert [d.doc_id for d in load_knowledge_base(tmp_path).documents] == ["a", "b", "sub/c"]
+
+
+def test_an_unknown_front_matter_key_is_an_error_naming_the_key(tmp_path: Path) -> None:
+    write(tmp_path, "bad.md", "---\ntitle: X\naudiance: [hr]\n---\n# X\n")
+    write(tmp_path, "good.md", TRAVEL)
+    result = load_knowledge_base(tmp_path)
+    assert "'audiance'" in only_error(result)
+    assert result.errors[0].path == Path("bad.md")
+    assert [d.doc_id for d in result.documents] == ["travel-expenses"]
+
+
+def test_broken_yaml_is_an_error_with_its_line(tmp_path: Path) -> None:
+    write(tmp_path, "broken.md", "---\ntitle: X\naudience: [hr\n---\n# X\n")
+    write(tmp_path, "good.md", TRAVEL)
+    result = load_knowledge_base(tmp_path)
+    reason = only_error(result)
+    assert "not valid YAML" in reason
+    assert "\n" not in reason
+    assert len(result.documents) == 1
+
+
+def test_a_file_that_is_not_utf8_is_an_error(tmp_path: Path) -> None:
+    write(tmp_path, "latin1.md", "# Caf\u00e9 policy\n".encode("latin-1"))
+    write(tmp_path, "good.md", TRAVEL)
+    result = load_knowledge_base(tmp_path)
+    assert "not UTF-8" in only_error(result)
+    assert len(result.documents) == 1
+
+
+@pytest.mark.parametrize(("front_matter", "expected"), [
+    ("updated: next week", "'updated'"),
+    ("audience: everyone", "'audience'"),
+    ("audience: []", "at least one role"),
+    ("title: 42", "'title'"),
+    ("id: has spaces", "'id'"),
+    ("owner: #finance", "'owner' has no value"),
+    ("- just\n- a list", "mapping"),
+])
+def test_a_value_of_the_wrong_type_is_an_error_naming_the_key(tmp_path: Path, front_matter: str,
+                                                               expected: str) -> None:
+    write(tmp_path, "doc.md", f"---\n{front_matter}\n---\n# Doc\n")
+    assert expected in only_error(load_knowledge_base(tmp_path))
+
+
+def test_front_matter_that_never_closes_is_an_error(tmp_path: Path) -> None:
+    write(tmp_path, "open.md", "---\ntitle: X\n# X\n")
+    assert "no closing" in only_error(load_knowledge_base(tmp_path))
+
+
+def test_a_duplicate_id_is_an_error_for_the_second_file(tmp_path: Path) -> None:
+    write(tmp_path, "a.md", TRAVEL)
+    write(tmp_path, "b.md", TRAVEL.replace("Travel and Expense Policy", "Copy"))
+    result = load_knowledge_base(tmp_path)
+    assert result.errors[0].path == Path("b.md")
+    assert "'travel-expenses'" in only_error(result)
+    assert "a.md" in result.errors[0].reason
+    assert [d.title for d in result.documents] == ["Travel and Expense Policy"]
+
+
+def test_supersession_is_recorded_for_documents_that_exist(tmp_path: Path) -> None:
+    write(tmp_path, "leave-2023.md", "---\nid: leave-policy-2023\n---\n# Time Off Policy (2023)\n\nOld.\n")
+    write(tmp_path, "leave-2025.md", "---\nid: leave-policy-2025\n---\n# Leave Policy\n\n"
+          "This policy Supersedes the Time Off Policy (2023), document leave-policy-2023. It also supersedes "
+          "document leave-policy-2019, which is not in the knowledge base.\n")
+    by_id = {d.doc_id: d for d in load_knowledge_base(tmp_path).documents}
+    assert by_id["leave-policy-2025"].supersedes == ("leave-policy-2023",)
+    assert by_id["leave-policy-2023"].supersedes == ()
+
+
+def test_a_missing_folder_is_an_error_not_an_empty_knowledge_base(tmp_path: Path) -> None:
+    with pytest.raises(NotADirectoryError):
+        load_knowledge_base(tmp_path / "missing")

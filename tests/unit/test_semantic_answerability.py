@@ -1,0 +1,88 @@
+"""The extractive answerer and the claim check with an embedder (a scripted fake: no model, no I/O)."""
+
+import json
+from collections.abc import Sequence
+
+from core.application.checks import citation_tier, unsupported_reason
+from core.application.envelope import EnvelopeClaim
+from core.application.ports import GenerationRequest
+from core.domain import Passage, RetrievedChunk, RiskAssessment
+from core.llm.extractive import ExtractiveModel
+
+
+class ScriptedEmbedder:
+    """Texts containing the same 'topic' word get the same unit vector; anything else is orthogonal."""
+
+    def __init__(self, topics: dict[str, int]) -> None:
+        self._topics = topics
+        self.calls = 0
+
+    @property
+    def model_id(self) -> str:
+        return "scripted@1"
+
+    @property
+    def dim(self) -> int:
+        return 8
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls += 1
+        out = []
+        for text in texts:
+            vector = [0.0] * 8
+            axis = next((n for word, n in self._topics.items() if word in text.lower()), 7)
+            vector[axis] = 1.0
+            out.append(vector)
+        return out
+
+
+def chunk(text: str, heading: str = "Returns Policy > Return window", score: float = 0.5) -> RetrievedChunk:
+    passage = Passage(chunk_id="returns#1", doc_id="returns", title="Returns Policy", heading=heading, text=text)
+    return RetrievedChunk(passage=passage, score=score, content_hash="h")
+
+
+def ask(model: ExtractiveModel, question: str, chunks: Sequence[RetrievedChunk]) -> dict[str, object]:
+    request = GenerationRequest(question=question, chunks=chunks, risk=RiskAssessment(level="low"))
+    result: dict[str, object] = json.loads(model.generate(request))
+    return result
+
+
+POLICY = chunk("Returns are accepted within 30 days of delivery. Shipping labels are printed at the desk.")
+
+
+def test_a_paraphrase_is_answered_with_an_embedder_and_refused_without() -> None:
+    question = "how long do I have to send stuff back?"
+    embedder = ScriptedEmbedder({"send stuff back": 0, "returns are accepted": 0})
+    assert ask(ExtractiveModel(), question, [POLICY])["found"] is False
+    answered = ask(ExtractiveModel(embedder=embedder), question, [POLICY])
+    assert answered["found"] is True
+    assert "30 days" in str(answered["answer"])
+
+
+def test_a_question_sharing_the_words_but_not_the_meaning_is_refused() -> None:
+    fees = chunk("Late fees apply to invoices paid after the due date.", heading="Billing > Late fees")
+    embedder = ScriptedEmbedder({"percentage": 1, "late fees apply": 2})
+    assert ask(ExtractiveModel(embedder=embedder), "what is the late-fee percentage?", [fees])["found"] is False
+
+
+def test_a_claim_with_the_right_number_about_another_subject_is_unsupported() -> None:
+    cited = [chunk("The security deposit is 5% of the rent.", heading="Leases > Deposit")]
+    claim = EnvelopeClaim(text="The late fee is 5% of the rent.", chunk_ids=["returns#1"])
+    assert unsupported_reason(claim, cited, embedder=ScriptedEmbedder({})) is not None
+
+
+def test_a_claim_below_the_semantic_floor_is_unsupported_even_when_the_words_match() -> None:
+    cited = [chunk("Returns are accepted within 30 days of delivery.")]
+    claim = EnvelopeClaim(text="Returns accepted within 30 days of delivery", chunk_ids=["returns#1"])
+    assert unsupported_reason(claim, cited) is None
+    contrary = ScriptedEmbedder({"returns accepted within": 3, "returns are accepted": 4})
+    reason = unsupported_reason(claim, cited, embedder=contrary)
+    assert reason is not None and "semantic support" in reason
+
+
+def test_citation_tiers_direct_and_synthesis() -> None:
+    cited = chunk("Returns are accepted within 30 days of delivery.")
+    same = ScriptedEmbedder({"30 days": 0})
+    assert citation_tier("Returns are accepted within 30 days of delivery.", cited, embedder=same) == "direct"
+    assert citation_tier("You may hand items in up to 30 days after they arrive.", cited,
+                         embedder=ScriptedEmbedder({"hand items": 1, "accepted": 2})) == "synthesis"

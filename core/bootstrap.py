@@ -10,7 +10,6 @@ from core.application.ports import AnswerModel, AuditSink, Clock, Embedder, Inde
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
 from core.config import Settings, SourcedConfig, config_path, load_config
-from core.llm import llama_cpp, openai_compat
 from core.llm.extractive import ExtractiveModel
 from core.observability import PrometheusMetrics, SystemClock
 from core.retrieval.embeddings import EmbeddingIngestor, build_embedder
@@ -43,9 +42,14 @@ class Sourced:
 def build_model(settings: Settings, embedder: Embedder | None = None) -> AnswerModel:
     """The model named by `SOURCED_MODEL`; the extractive default needs nothing else. A missing setting is a
     ConfigError, which the CLI prints as one line."""
+    # Imported here: the `openai` client takes seconds to import, and the default model never needs it.
     if settings.model == "openai":
+        from core.llm import openai_compat  # noqa: PLC0415
+
         return openai_compat.from_settings(settings)
     if settings.model == "llama-cpp":
+        from core.llm import llama_cpp  # noqa: PLC0415
+
         return llama_cpp.from_settings(settings)
     return ExtractiveModel(embedder=embedder)
 

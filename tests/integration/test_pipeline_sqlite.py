@@ -160,3 +160,12 @@ def test_a_bad_file_is_reported_and_does_not_stop_the_others(tmp_path: Path, kb:
     assert set(failed) == {"broken.md", "typo.md"}
     assert "ownr" in failed["typo.md"]
     assert len(report.added) == len(DOCUMENTS)
+
+
+def test_naming_the_restricted_thing_gets_the_reply_a_made_up_name_gets(sourced: Sourced) -> None:
+    named = ask(sourced, "What is the salary band for a Staff Engineer at Quillfeather?", STAFF)
+    invented = ask(sourced, "What is the salary band for a Staff Engineer at Brambleworth?", STAFF)
+    assert isinstance(named, Refused) and isinstance(invented, Refused)
+    assert named.kind == "not_permitted"
+    assert (named.presented_kind, named.text, named.owner, named.nearest) == (
+        invented.presented_kind, invented.text, invented.owner, invented.nearest)

@@ -10,6 +10,7 @@ from typing import Any, Final
 from rich.console import Console
 from rich.table import Table
 
+from bot.commands.common import report_console
 from core.eval.bench import BenchResult, bench_isolated
 
 DEFAULT_SIZES: Final = (10_000, 100_000)
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(result.as_dict()), flush=True)
         results.append(result)
     if not args.json:
-        print_results(Console(), results)
+        print_results(report_console(), results)
     return 0
 
 

@@ -2,11 +2,15 @@
 
 import argparse
 from pathlib import Path
+from typing import Final
+
+from rich.console import Console
 
 from core.bootstrap import Sourced, bootstrap
 from core.domain import EVERYONE, Principal
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+PIPE_WIDTH: Final = 120
 
 
 def add_config_option(parser: argparse.ArgumentParser) -> None:
@@ -22,3 +26,9 @@ def operator_principal(roles: str, *, guest: bool, user: str) -> Principal:
     """The principal an operator asks as, from the command line (never from the question's text)."""
     named = {role.strip() for role in roles.split(",") if role.strip()}
     return Principal(user_id=user, roles=frozenset(named if guest else named | {EVERYONE}), is_guest=guest)
+
+
+def report_console() -> Console:
+    """Standard output at the terminal's width, or 120 columns into a file or a pipe (which have none)."""
+    console = Console()
+    return console if console.is_terminal else Console(width=PIPE_WIDTH)

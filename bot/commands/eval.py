@@ -11,13 +11,13 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
+from bot.commands.common import report_console
 from core.config import load_config, load_known_gaps
 from core.eval.cases import load_cases
 from core.eval.report import MAXIMUM_KEYS, RATE_KEYS, Bound, Report, group
 from core.eval.runner import eval_session, run_evaluation
 
 FAILURES_SHOWN: Final = 30
-PIPE_WIDTH: Final = 120
 LATENCY_KEYS: Final = frozenset({"latency_p50_ms", "latency_p95_ms"})
 ROWS: Final = (
     ("correct_answer", "correct answer"), ("wrong_answer", "wrong answer"),
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
     else:
-        print_report(_stdout_console(), report)
+        print_report(report_console(), report)
     violations = [v for bound in args.fail_under if (v := bound.violation(report.metrics))]
     for violation in violations:
         print(f"sourced eval: {violation}", file=sys.stderr)
@@ -89,12 +89,6 @@ def _evaluate(args: argparse.Namespace) -> tuple[Report, tuple[str, ...]]:
     with eval_session(kb=args.kb, config=config, known_gaps=gaps, progress=True) as session:
         asking = track(cases, description="asking", console=Console(stderr=True), transient=True)
         return Report(results=tuple(session.score(case) for case in asking)), session.ingest_errors
-
-
-def _stdout_console() -> Console:
-    """The terminal's width, or 120 columns when writing to a file or a pipe (which have none)."""
-    console = Console()
-    return console if console.is_terminal else Console(width=PIPE_WIDTH)
 
 
 def print_report(console: Console, report: Report) -> None:

@@ -3,7 +3,7 @@
 import logging
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from core.application import refusals
@@ -97,7 +97,6 @@ class Evidence:
     model_called: bool = False
     claim_map: tuple[tuple[int, tuple[str, ...]], ...] = ()
     detail: str | None = None
-    warnings: list[str] = field(default_factory=list)
 
 
 class Orchestrator:
@@ -283,7 +282,6 @@ class Orchestrator:
             else:
                 log.warning("audit write failed; replying anyway (best_effort, correlation %s)",
                             evidence.correlation_id)
-                evidence.warnings.append("audit write failed")
         self._metrics.outcome(kind=outcome.kind, risk=evidence.risk.level if evidence.risk else None,
                               retrieved=len(evidence.retrieved), seconds=seconds)
         return outcome

@@ -11,6 +11,7 @@ from bot.surface import Action
 from core.application import refusals
 from tests.e2e.conftest import Deployment
 from tests.e2e.fake_slack import FakeSlack, mention_payload, send_click, send_command, send_event, sign
+from tests.mrkdwn import mrkdwn_texts
 
 SALARY_QUESTION = "What is the base salary band for a Senior Engineer?"
 REFUND_QUESTION = "How many days do customers have to return items for a refund?"
@@ -18,20 +19,7 @@ REFUND_QUESTION = "How many days do customers have to return items for a refund?
 
 def texts(body: dict[str, Any]) -> str:
     """Every mrkdwn text of a recorded message, joined: what a person would read."""
-    found: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if node.get("type") == "mrkdwn":
-                found.append(node["text"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(body.get("blocks", []))
-    return "\n".join(found)
+    return mrkdwn_texts(body.get("blocks", []))
 
 
 def button(body: dict[str, Any], action_id: str) -> dict[str, Any]:

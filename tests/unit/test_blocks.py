@@ -20,6 +20,7 @@ from core.domain import (
     Refused,
     RiskAssessment,
 )
+from tests.mrkdwn import mrkdwn_texts
 
 LOW = RiskAssessment(level="low")
 REFUNDS = Passage(chunk_id="refunds#return-window", doc_id="refunds", title="Refund Policy",
@@ -46,20 +47,7 @@ def dicts(message: blocks.Message) -> list[dict[str, Any]]:
 
 def all_text(message: blocks.Message) -> str:
     """Every mrkdwn text Slack would render (button values are data, never rendered)."""
-    found: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if node.get("type") == "mrkdwn":
-                found.append(node["text"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(dicts(message))
-    return "\n".join(found)
+    return mrkdwn_texts(dicts(message))
 
 
 def buttons(message: blocks.Message) -> list[dict[str, Any]]:

@@ -72,7 +72,7 @@ def bootstrap(
     config = config or load_config(config_path(config_file, settings))
     engine = make_engine(settings.database_url)
     migrate(engine)
-    embedder = embedder or build_embedder(settings.embedder)
+    embedder = embedder or build_embedder(settings.embedder, settings)
     index: Index = SqliteIndex(engine)
     if embedder is not None:
         index = HybridIndex(engine, embedder)

@@ -12,8 +12,9 @@ from core.application.risk import DEFAULT_HIGH, DEFAULT_MEDIUM
 from core.application.routing import KnownGap
 
 ModelKind = Literal["extractive", "openai", "llama-cpp"]
-EmbedderKind = Literal["auto", "none", "minilm"]
-"""`auto`: the offline MiniLM when the `semantic` extra is installed, else none (plain BM25)."""
+EmbedderKind = Literal["auto", "none", "minilm", "openai"]
+"""`auto`: the offline MiniLM when the `semantic` extra is installed, else none (plain BM25); `openai`: an
+OpenAI-compatible embeddings endpoint (`SOURCED_EMBEDDING_BASE_URL`, `SOURCED_EMBEDDING_MODEL`)."""
 
 
 class Settings(BaseSettings):
@@ -31,6 +32,12 @@ class Settings(BaseSettings):
     model_timeout_s: float = Field(default=20.0, gt=0)
     embedder: EmbedderKind = "none"
     """`SOURCED_EMBEDDER`: opt-in until the semantic path passes the examples gate (one false answer there)."""
+    embedding_base_url: str | None = None
+    embedding_model: str | None = None
+    embedding_api_key: SecretStr | None = None
+    embedding_dim: int | None = Field(default=None, gt=0)
+    """Expected vector length for `SOURCED_EMBEDDER=openai`; unset: learnt from the first response."""
+    embedding_timeout_s: float = Field(default=20.0, gt=0)
     audit_mode: AuditMode = "best_effort"
     user_hash_key: SecretStr | None = None
 

@@ -34,6 +34,16 @@ NO_KEY: Final = "sourced-no-key"
 # would send a key set for some other tool to whatever server SOURCED_MODEL_BASE_URL names. Local servers need
 # no key at all.
 
+
+def openai_client(*, base_url: str, api_key: SecretStr | None, timeout_s: float,
+                  max_retries: int = DEFAULT_MAX_RETRIES) -> OpenAI:
+    """The `openai` client for a configured server, shared by the model and embeddings adapters: the key (or
+    the `NO_KEY` placeholder, never OPENAI_API_KEY) leaves the SecretStr only here, each attempt is bounded
+    by `timeout_s`, and the client retries 429s, 5xx and connection errors at most `max_retries` times."""
+    return OpenAI(base_url=base_url, api_key=api_key.get_secret_value() if api_key else NO_KEY,
+                  timeout=timeout_s, max_retries=max_retries)
+
+
 _NOT_IN_STRICT_MODE: Final = frozenset({"title", "default", "minLength", "maxLength"})
 
 
@@ -100,8 +110,8 @@ class OpenAICompatModel:
         self._prompt = prompt or load_prompt()
         self._schema_format = json_schema_format(schema or strict_envelope_schema())
         self._structured = True
-        self._client = OpenAI(base_url=base_url, api_key=api_key.get_secret_value() if api_key else NO_KEY,
-                              timeout=timeout_s, max_retries=max_retries)
+        self._client = openai_client(base_url=base_url, api_key=api_key, timeout_s=timeout_s,
+                                     max_retries=max_retries)
 
     def __repr__(self) -> str:
         return f"OpenAICompatModel(name={self.name!r}, base_url={self._base_url!r})"

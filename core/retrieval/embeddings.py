@@ -30,6 +30,7 @@ import numpy.typing as npt
 from sqlalchemy import Engine, delete, insert, or_, select, text
 
 from core.application.ports import Embedder
+from core.config import Settings
 from core.domain import Audience, is_visible
 from core.retrieval.ingest import Ingestor, IngestReport
 from core.storage.tables import ChunkEmbeddingRow, ChunkRow, DocumentRoleRow
@@ -47,6 +48,11 @@ Matrix = npt.NDArray[np.float32]
 
 class EmbedderUnavailable(RuntimeError):
     """The packages of the `semantic` extra are not installed."""
+
+
+class EmbeddingError(RuntimeError):
+    """A remote embedder failed after its retries, or answered with something other than one finite vector of
+    the model's dimension per text. Defined here so callers can catch it without importing `openai`."""
 
 
 def _package_dir(name: str) -> Path:
@@ -289,10 +295,17 @@ class VectorStore:
                         doc_audiences=tuple(frozenset(roles[doc_id]) for doc_id in doc_ids))
 
 
-def build_embedder(kind: str) -> Embedder | None:
-    """The embedder for `SOURCED_EMBEDDER`: `none`, `minilm`, or `auto` (MiniLM when installed)."""
+def build_embedder(kind: str, settings: Settings | None = None) -> Embedder | None:
+    """The embedder for `SOURCED_EMBEDDER`: `none`, `minilm`, `auto` (MiniLM when installed), or `openai` (an
+    OpenAI-compatible endpoint named by `settings`, default: the environment; a missing setting is a
+    ConfigError)."""
     if kind == "none":
         return None
+    if kind == "openai":
+        # Imported here: the `openai` client takes seconds to import, and the default embedder never needs it.
+        from core.retrieval import openai_embeddings  # noqa: PLC0415
+
+        return CachedEmbedder(openai_embeddings.from_settings(settings or Settings()))
     try:
         return CachedEmbedder(MiniLmEmbedder())
     except EmbedderUnavailable:

@@ -30,8 +30,9 @@ class Settings(BaseSettings):
     model_api_key: SecretStr | None = None
     model_path: Path | None = None
     model_timeout_s: float = Field(default=20.0, gt=0)
-    embedder: EmbedderKind = "none"
-    """`SOURCED_EMBEDDER`: opt-in until the semantic path passes the examples gate (one false answer there)."""
+    embedder: EmbedderKind = "auto"
+    """`SOURCED_EMBEDDER`: semantic retrieval and answerability when the `semantic` extra is installed (the
+    measured best on `dev`: correct answers 0.69 against 0.21, no false answer); `none` for plain BM25."""
     embedding_base_url: str | None = None
     embedding_model: str | None = None
     embedding_api_key: SecretStr | None = None

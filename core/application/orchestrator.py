@@ -79,6 +79,9 @@ class RetrievalPolicy:
     high_risk_floor: float = 0.2
     weak_floor: float = 0.06
     nearest: int = 3
+    hidden_margin: float = 0.05
+    """How much better than every permitted chunk a hidden document must match a question the model found no
+    answer to, for the audit to record `not_permitted` (the reply is the same either way)."""
 
     def for_risk(self, risk: RiskAssessment) -> tuple[int, float]:
         if risk.is_high:
@@ -192,6 +195,15 @@ class Orchestrator:
             nearest=nearest if shown == "not_retrieved" else (),
         )
 
+    def _self_refusal(self, question: Question, usable: Sequence[RetrievedChunk], evidence: Evidence,
+                      owner: str | None) -> Refused:
+        """The model found no answer in what the audience may see. When a hidden document matches the question
+        clearly better, the audit records `not_permitted`; the reply stays the permitted view's own."""
+        permitted_best = max(chunk.score for chunk in usable)
+        hidden_match = self._index.best_unscoped_score(question.text) > permitted_best + self._policy.hidden_margin
+        return self._refuse("not_permitted" if hidden_match else "model_self_refusal", evidence,
+                            shown_as="model_self_refusal", owner=owner)
+
     def _verify(self, question: Question, raw: str, usable: Sequence[RetrievedChunk],
                 evidence: Evidence) -> Outcome:
         owner = self._owner(question, usable)
@@ -202,7 +214,7 @@ class Orchestrator:
             return self._refuse("malformed_response", evidence, owner=owner)
         if not envelope.found:
             self._note_refusal_prose(envelope, evidence)
-            return self._refuse("model_self_refusal", evidence, owner=owner)
+            return self._self_refusal(question, usable, evidence, owner)
         if refusals.reads_like_refusal(envelope.answer):
             log.error("phrasing drift: found=true with refusal prose (correlation %s)", evidence.correlation_id)
             self._metrics.phrasing_drift(severity="error")

@@ -11,11 +11,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Final, Literal
 
 from core.application.ports import Embedder, GenerationRequest
 from core.domain import RetrievedChunk
-from core.text import content_stems, numbers
+from core.text import STOPWORDS, capitalised_names, content_stems, numbers, stem, words
 
 AnswerType = Literal["amount", "time", "count", "person", "name", "phone", "any"]
 
@@ -25,15 +26,22 @@ SECOND_CLAIM_RATIO: Final = 0.85
 HEADING_WEIGHT: Final = 0.6
 RETRIEVAL_WEIGHT: Final = 0.4
 CANDIDATE_CHUNKS: Final = 4
+NAME_WEIGHT: Final = 2.0
+"""A name the question uses ("Tier B", "Privacy Officer") counts double: it says which statement is meant."""
 SEMANTIC_WEIGHT: Final = 0.5
 """With an embedder: share of a statement's match that is its cosine to the question (the rest is word overlap)."""
 SEMANTIC_FLOOR: Final = 0.6
-"""Cosine (question, statement) at which a statement of the asked-for type answers with little word overlap.
-Calibrated on the even-numbered `dev` cases only (false_answer 0 there); the odd half is the held-out check."""
-SEMANTIC_MIN_OVERLAP: Final = 0.0
-"""Word overlap still required on that path (0 on `dev`: the answer-type check and the floor sufficed)."""
+"""Cosine (question, statement) at which a statement of the asked-for type answers from any retrieved chunk."""
+TYPED_FLOOR: Final = 0.40
+"""Cosine enough for a statement of the top-ranked chunk when it holds the asked-for kind of value (an amount,
+a time, a count, a person): the retriever, the type and the meaning then agree."""
+UNTYPED_FLOOR: Final = 0.48
+"""The same for a question that names no kind of value ("can I ...", "what do I do ..."): nothing but the
+meaning vouches for the statement, so more of it is needed."""
 SEMANTIC_VETO: Final = 0.2
 """Below this cosine a statement does not answer, however many of the question's words it shares."""
+# The three floors were fitted on the even-numbered `dev` cases and the examples (false_answer 0 on both);
+# the odd-numbered `dev` cases are the held-out check (`sourced eval`, see the issue notes).
 
 _TYPE_CUES: Final[tuple[tuple[AnswerType, re.Pattern[str]], ...]] = (
     ("phone", re.compile(r"\b(phone|telephone|fax) number\b|\bwhat number\b", re.I)),
@@ -41,8 +49,9 @@ _TYPE_CUES: Final[tuple[tuple[AnswerType, re.Pattern[str]], ...]] = (
     ("time", re.compile(r"\b(how long|how soon|how quickly|how fast|how far in advance|how early|how late|"
                         r"how often|by when|what time|what day|which day|what night|deadline|lead time|"
                         r"until what age|how old|last day|first day)\b|^\s*when\b", re.I)),
-    ("amount", re.compile(r"\b(how much|rate|fee|fees|cost|costs|price|cap|limit|budget|allowance|maximum|"
-                          r"minimum|per (?:day|mile|night|year|month))\b", re.I)),
+    ("amount", re.compile(r"\b(how much|how big|how large|how high|rate|fee|fees|cost|costs|price|cap|limit|"
+                          r"budget|allowance|maximum|minimum|premium|percentage|"
+                          r"per (?:hour|day|week|mile|night|year|month))\b", re.I)),
     ("name", re.compile(r"\b(which|what) (company|vendor|supplier|hospital|airline|bank|provider|agency|"
                         r"app|tool|system|software|website|brand|firm|insurer|carrier)\b", re.I)),
     ("person", re.compile(r"^\s*(who|whom)\b|\bwho (signs|approves|decides|do i|should i|can i|has to|must|"
@@ -51,6 +60,8 @@ _TYPE_CUES: Final[tuple[tuple[AnswerType, re.Pattern[str]], ...]] = (
 _TYPE_CUES_BY_NAME: Final = dict(_TYPE_CUES)
 _ROLE_WORDS: Final = re.compile(r"\b(director|manager|lead|officer|supervisor|team|desk|department|nurse|"
                                 r"physician|owner|administrator|committee|coordinator|head|chief|hr|it)\b", re.I)
+_CLOCK_TIME: Final = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b", re.I)
+"""A time of day: a number, but never an amount or a count."""
 _PHONE_LIKE: Final = re.compile(r"\d[\d ().-]{5,}\d")
 _CAPITALISED_INSIDE: Final = re.compile(r"(?<=[a-z,;:] )[A-Z][A-Za-z]+")
 _ADDRESSED_TO_ASSISTANTS: Final = re.compile(
@@ -60,8 +71,9 @@ _TIME_WORDS: Final = re.compile(
     r"\b(minutes?|hours?|days?|weeks?|months?|years?|hrs?|min|business days?|monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|"
     r"december|midnight|noon|immediately|same day|next day|before|after|within|age)\b", re.I)
-_NUMBER_WORDS: Final = re.compile(r"\b(one|two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|"
+_NUMBER_WORDS: Final = re.compile(r"\b(two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|"
                                   r"half|once|twice)\b", re.I)
+"""Quantities written out; "one" is left out, as it is mostly a pronoun ("no one", "one of our clinics")."""
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*])")
 _MARKUP: Final = re.compile(r"\*\*|__|`|^\s*[-*+]\s+|^\s*\d+[.)]\s+|^\s*>\s*", re.M)
 
@@ -100,7 +112,7 @@ class ExtractiveModel:
 
     def generate(self, request: GenerationRequest) -> str:
         ranked = rank_units(request.question, request.chunks, embedder=self._embedder)
-        if not ranked or not _answers(ranked[0], expected_answer_type(request.question), request.chunks):
+        if not ranked or not _answers(ranked[0], request.question, request.chunks):
             return _envelope_not_found()
         best = ranked[0]
         chosen = [best]
@@ -132,6 +144,8 @@ def rank_units(question: str, chunks: Sequence[RetrievedChunk], *,
     units = [unit for chunk in top for unit in split_units(chunk)
              if not _ADDRESSED_TO_ASSISTANTS.search(unit.text)]
     weights = _local_weights(wanted, units)
+    for name in {stem(name) for name in capitalised_names(question)} & weights.keys():
+        weights[name] *= NAME_WEIGHT
     scored = []
     category = asked_category(question)
     typed = [unit for unit in units if has_answer_type(unit.text, answer_type)
@@ -146,18 +160,25 @@ def rank_units(question: str, chunks: Sequence[RetrievedChunk], *,
     return sorted(scored, key=lambda s: s.score, reverse=True)
 
 
-def _answers(best: ScoredUnit, answer_type: AnswerType, chunks: Sequence[RetrievedChunk]) -> bool:
-    """Enough of the question's words; fewer suffice when the statement has the asked-for type and comes
-    from the best-ranked chunk, or (with an embedder) says what the question asks in other words."""
+def _answers(best: ScoredUnit, question: str, chunks: Sequence[RetrievedChunk]) -> bool:
+    """Does the best statement answer? It has the asked-for type (`rank_units` kept only those). With an
+    embedder it answers when it means what the question asks; or, meaning it only moderately, when it comes
+    from the top-ranked chunk, shares a word with the question and keeps the question's subject ("gym
+    membership" asked, "coworking membership" stated is another subject). Without one it must share enough
+    of the question's words, and keep the subject too."""
+    answer_type = expected_answer_type(question)
+    if best.semantic is not None and best.semantic >= SEMANTIC_FLOOR:
+        return True
+    if answer_type == "any" and conflicting_modifier(question, best.unit.text):
+        return False
+    from_top_chunk = best.unit.chunk.chunk_id == max(chunks, key=lambda c: c.score).chunk_id
     if best.semantic is not None:
-        if best.semantic < SEMANTIC_VETO:
-            return False
-        if best.semantic >= SEMANTIC_FLOOR and best.overlap >= SEMANTIC_MIN_OVERLAP:
-            return True
+        floor = UNTYPED_FLOOR if answer_type == "any" else TYPED_FLOOR
+        return (from_top_chunk and best.overlap > 0 and best.semantic >= SEMANTIC_VETO
+                and (best.semantic >= floor or best.overlap >= MIN_OVERLAP))
     if best.overlap >= MIN_OVERLAP:
         return True
-    top_id = max(chunks, key=lambda c: c.score).chunk_id
-    return answer_type != "any" and best.overlap >= TYPED_MIN_OVERLAP and best.unit.chunk.chunk_id == top_id
+    return answer_type != "any" and best.overlap >= TYPED_MIN_OVERLAP and from_top_chunk
 
 
 def _similarities(embedder: Embedder | None, question: str, units: Sequence[Unit]) -> list[float | None]:
@@ -184,11 +205,11 @@ def expected_answer_type(question: str) -> AnswerType:
 
 def has_answer_type(text: str, answer_type: AnswerType) -> bool:
     """Does the statement contain the kind of thing asked for: a number, a time, a person, a name?"""
-    has_number = bool(numbers(text)) or bool(_NUMBER_WORDS.search(text))
+    has_quantity = bool(numbers(_CLOCK_TIME.sub(" ", text))) or bool(_NUMBER_WORDS.search(text))
     checks = {
-        "amount": has_number,
-        "count": has_number,
-        "time": bool(_TIME_WORDS.search(text)),
+        "amount": has_quantity,
+        "count": has_quantity,
+        "time": bool(_TIME_WORDS.search(text)) or bool(_CLOCK_TIME.search(text)),
         "phone": bool(_PHONE_LIKE.search(text)),
         "person": bool(_ROLE_WORDS.search(text)) or bool(_CAPITALISED_INSIDE.search(text)),
         "name": bool(_CAPITALISED_INSIDE.search(text)),
@@ -216,6 +237,33 @@ def split_units(chunk: RetrievedChunk) -> list[Unit]:
             continue
         units.extend(Unit(text=_clean(part), chunk=chunk) for part in _SENTENCE_END.split(stripped))
     return [unit for unit in units if len(unit.text) > 3]
+
+
+def conflicting_modifier(question: str, statement: str) -> str | None:
+    """The question's word that the statement replaces by another: "gym membership" asked, "coworking
+    membership" stated. The statement is then about another kind of thing, however many words it shares."""
+    stated = _word_pairs(statement)
+    stated_stems = {stem(word) for pair in stated for word in pair}
+    for modifier, head in _word_pairs(question):
+        if stem(head) not in stated_stems or stem(modifier) in stated_stems:
+            continue
+        modifiers_stated = {stem(before) for before, after in stated if stem(after) == stem(head)}
+        if modifiers_stated - {""}:
+            return modifier
+    return None
+
+
+def _word_pairs(text: str) -> list[tuple[str, str]]:
+    """Adjacent word pairs; a pair whose first word is a stopword or a number is kept as ("", word), so the
+    head counts as stated without a modifier."""
+    tokens = [word for word in words(text) if word]
+    pairs = [("", tokens[0])] if tokens else []
+    for before, after in pairwise(tokens):
+        if after in STOPWORDS or after.isdigit():
+            continue
+        plain = before in STOPWORDS or any(ch.isdigit() for ch in before)
+        pairs.append(("" if plain else before, after))
+    return pairs
 
 
 def _clean(text: str) -> str:

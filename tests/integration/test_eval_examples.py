@@ -4,6 +4,7 @@ It fails when any reply leaks a document its asker may not see, or answers a que
 """
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +21,17 @@ EVAL = ["eval", "--kb", str(EXAMPLES / "handbook"), "--cases", str(EXAMPLES / "c
         "--config", str(EXAMPLES / "sourced.yml")]
 
 
-@pytest.fixture(scope="module")
-def report() -> dict[str, Any]:
-    config = load_config(EXAMPLES / "sourced.yml")
-    evaluated, ingest_errors = run_evaluation(kb=EXAMPLES / "handbook", cases=CASES, config=config,
-                                              known_gaps=config.gaps())
-    assert ingest_errors == ()
-    return evaluated.as_dict()
+@pytest.fixture(scope="module", params=["minilm", "none"])
+def report(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+    """The report with the default semantic retrieval, and with plain BM25 (`SOURCED_EMBEDDER=none`): the
+    gate holds for both. The variable stays set while the module's tests of that parameter run."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("SOURCED_EMBEDDER", request.param)
+        config = load_config(EXAMPLES / "sourced.yml")
+        evaluated, ingest_errors = run_evaluation(kb=EXAMPLES / "handbook", cases=CASES, config=config,
+                                                  known_gaps=config.gaps())
+        assert ingest_errors == ()
+        yield evaluated.as_dict()
 
 
 def reasons(report: dict[str, Any], *, where: str) -> list[str]:

@@ -7,7 +7,7 @@ from core.application.checks import citation_tier, unsupported_reason
 from core.application.envelope import EnvelopeClaim
 from core.application.ports import GenerationRequest
 from core.domain import Passage, RetrievedChunk, RiskAssessment
-from core.llm.extractive import ExtractiveModel
+from core.llm.extractive import ExtractiveModel, conflicting_modifier
 
 
 class ScriptedEmbedder:
@@ -86,3 +86,10 @@ def test_citation_tiers_direct_and_synthesis() -> None:
     assert citation_tier("Returns are accepted within 30 days of delivery.", cited, embedder=same) == "direct"
     assert citation_tier("You may hand items in up to 30 days after they arrive.", cited,
                          embedder=ScriptedEmbedder({"hand items": 1, "accepted": 2})) == "synthesis"
+
+
+def test_a_statement_that_swaps_the_subject_for_another_is_told_apart() -> None:
+    stated = "Fully remote employees can expense a coworking membership of up to $250 per month."
+    assert conflicting_modifier("Can I expense a gym membership?", stated) == "gym"
+    assert conflicting_modifier("Can I expense a coworking membership?", stated) is None
+    assert conflicting_modifier("Is a membership something I can expense?", stated) is None

@@ -7,6 +7,7 @@ to fix. Loading is deterministic (files sorted by relative path) so ingestion an
 import hashlib
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
@@ -26,6 +27,7 @@ _SUPERSEDES: Final = re.compile(r"\bsupersedes\b", re.IGNORECASE)
 _ID_TAIL: Final = re.compile(r"[A-Za-z0-9._/-]*")
 _TITLE: Final = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
 _FENCE: Final = re.compile(r"^ {0,3}(```|~~~)")
+_EDITION: Final = re.compile(r"\((?=[^)]*\d)[^)]*\)|\b(?:19|20)\d{2}\b|\b(?:v|version|rev|revision)\s*\d+(?:\.\d+)*\b")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -227,13 +229,38 @@ def _reach(body: str, start: int) -> str:
 
 
 def _with_supersession(documents: list[SourceDocument]) -> tuple[SourceDocument, ...]:
-    """Record, for each document, the other documents its body says it supersedes."""
+    """Record, for each document, the other documents it supersedes: those its body says it supersedes, and
+    older documents on the same subject (`subject_key` of the title) when it is the newest of them."""
     known = {document.doc_id.lower(): document.doc_id for document in documents}
+    newer = newest_on_each_subject(documents)
     resolved = []
     for document in documents:
-        superseded = superseded_ids(document.body, known, own_id=document.doc_id)
-        resolved.append(replace(document, supersedes=superseded))
+        stated = superseded_ids(document.body, known, own_id=document.doc_id)
+        implied = tuple(other for other in newer.get(document.doc_id, ()) if other not in stated)
+        resolved.append(replace(document, supersedes=stated + implied))
     return tuple(resolved)
+
+
+def subject_key(title: str) -> str:
+    """A title without what tells editions apart: years, versions, and parentheses holding them.
+    "Travel Policy (2024)" and "Travel Policy v2" are both "travel policy"."""
+    plain = _EDITION.sub(" ", title.casefold())
+    return " ".join(re.sub(r"[^\w\s]", " ", plain).split())
+
+
+def newest_on_each_subject(documents: Sequence[SourceDocument]) -> dict[str, tuple[str, ...]]:
+    """For each subject held by several dated documents, the one strictly newer than the rest, mapped to
+    the older ones. A tie for newest decides nothing: which edition is current is then not known."""
+    by_subject: dict[str, list[SourceDocument]] = {}
+    for document in documents:
+        if document.updated is not None and subject_key(document.title):
+            by_subject.setdefault(subject_key(document.title), []).append(document)
+    newest: dict[str, tuple[str, ...]] = {}
+    for editions in by_subject.values():
+        editions.sort(key=lambda document: document.updated or date.min, reverse=True)
+        if len(editions) > 1 and editions[0].updated != editions[1].updated:
+            newest[editions[0].doc_id] = tuple(document.doc_id for document in editions[1:])
+    return newest
 
 
 def superseded_ids(body: str, known: dict[str, str], *, own_id: str) -> tuple[str, ...]:

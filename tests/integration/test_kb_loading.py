@@ -137,6 +137,23 @@ def test_supersession_is_recorded_for_documents_that_exist(tmp_path: Path) -> No
     assert by_id["leave-policy-2023"].supersedes == ()
 
 
+def test_the_newest_edition_of_a_title_supersedes_the_older_ones(tmp_path: Path) -> None:
+    for year, month in (("2023", "03"), ("2024", "01"), ("2025", "11")):
+        write(tmp_path, f"travel-{year}.md",
+              f"---\nid: travel-{year}\nupdated: {year}-{month}-01\n---\n# Travel Policy ({year})\n\nMeals.\n")
+    write(tmp_path, "travel-faq.md", "---\nid: travel-faq\nupdated: 2026-01-01\n---\n# Travel FAQ\n\nAsk.\n")
+    by_id = {d.doc_id: d for d in load_knowledge_base(tmp_path).documents}
+    assert by_id["travel-2025"].supersedes == ("travel-2024", "travel-2023")
+    assert by_id["travel-2024"].supersedes == by_id["travel-faq"].supersedes == ()
+
+
+def test_two_editions_dated_the_same_day_decide_nothing(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        write(tmp_path, f"{name}.md", f"---\nid: {name}\nupdated: 2025-01-01\n---\n# Dress Code (2025)\n\nX.\n")
+    write(tmp_path, "c.md", "---\nid: c\n---\n# Dress Code\n\nUndated.\n")
+    assert all(d.supersedes == () for d in load_knowledge_base(tmp_path).documents)
+
+
 def test_a_missing_folder_is_an_error_not_an_empty_knowledge_base(tmp_path: Path) -> None:
     with pytest.raises(NotADirectoryError):
         load_knowledge_base(tmp_path / "missing")

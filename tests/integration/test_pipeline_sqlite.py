@@ -169,3 +169,21 @@ def test_naming_the_restricted_thing_gets_the_reply_a_made_up_name_gets(sourced:
     assert named.kind == "not_permitted"
     assert (named.presented_kind, named.text, named.owner, named.nearest) == (
         invented.presented_kind, invented.text, invented.owner, invented.nearest)
+
+
+def test_the_newer_edition_answers_and_the_older_is_never_cited(tmp_path: Path) -> None:
+    editions = {
+        f"meals-{year}.md": f"---\nid: meals-{year}\ntitle: Meal Allowance ({year})\nowner: \"#finance\"\n"
+                            f"updated: {year}-01-15\n---\n# Meal Allowance ({year})\n\n## Daily limit\n\n"
+                            f"The daily meal allowance on business trips is {amount} per day.\n"
+        for year, amount in (("2024", "$45"), ("2026", "$60"))
+    }
+    app = bootstrap(Settings(database_url=f"sqlite:///{tmp_path / 'sourced.db'}"), config=SourcedConfig(),
+                    progress=False)
+    assert not app.ingestor.ingest(write_kb(tmp_path / "kb", editions)).errors
+
+    outcome = ask(app, "What is the daily meal allowance on business trips?")
+
+    assert isinstance(outcome, Answered), outcome
+    assert "$60" in outcome.text and "$45" not in outcome.text
+    assert {citation.passage.doc_id for citation in outcome.citations} == {"meals-2026"}

@@ -231,6 +231,14 @@ class Orchestrator:
 
     def _grounded_answer(self, envelope: Envelope, usable: Sequence[RetrievedChunk], evidence: Evidence,
                          owner: str | None) -> Outcome:
+        try:
+            return self._checked_answer(envelope, usable, evidence, owner)
+        except Exception as error:  # the semantic claim check calls the embedder, an adapter that may fail
+            evidence.detail = f"claim check failed: {type(error).__name__}"
+            return self._refuse("model_unavailable", evidence, owner=owner)
+
+    def _checked_answer(self, envelope: Envelope, usable: Sequence[RetrievedChunk], evidence: Evidence,
+                        owner: str | None) -> Outcome:
         by_id = {chunk.chunk_id: chunk for chunk in usable}
         markers: dict[str, Citation] = {}
         claims: list[Claim] = []

@@ -11,6 +11,7 @@ has for plain BM25 (0..1, comparable across questions) and a question whose near
 vaguely related still scores low.
 """
 
+import logging
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -18,8 +19,10 @@ from sqlalchemy import JSON, Date, Engine, bindparam, text
 
 from core.application.ports import Embedder
 from core.domain import Audience, Passage, RetrievedChunk, is_visible
-from core.retrieval.embeddings import VectorStore, as_matrix
+from core.retrieval.embeddings import Matrix, VectorStore, as_matrix
 from core.retrieval.index import SqliteIndex
+
+log = logging.getLogger(__name__)
 
 RRF_K: Final = 60
 FUSION = "sum"
@@ -75,15 +78,29 @@ class HybridIndex:
             return []
         wanted = max(limit, self._candidates)
         lexical = self._bm25.search(query, audience=audience, limit=wanted)
-        nearest = self._vectors.search(as_matrix(self._embedder, [query])[0], audience=audience, limit=wanted)
+        query_vector = self._query_vector(query)
+        if query_vector is None:
+            return lexical[:limit]
+        nearest = self._vectors.search(query_vector, audience=audience, limit=wanted)
         return self._fused(lexical, nearest, audience, limit)
+
+    def _query_vector(self, query: str) -> Matrix | None:
+        """The question's vector, or None when the embedder fails: a remote embedding endpoint that is down
+        degrades retrieval to BM25 instead of failing every question."""
+        try:
+            vectors = as_matrix(self._embedder, [query])
+        except Exception as error:  # the embedder is an adapter; any failure means "no vector"
+            log.warning("embedder failed, answering from BM25 alone: %s", type(error).__name__)
+            return None
+        return vectors[0:1].reshape(-1)
 
     def passage(self, chunk_id: str, *, audience: Audience) -> Passage | None:
         return self._bm25.passage(chunk_id, audience=audience)
 
     def best_unscoped_score(self, query: str) -> float:
         """The best score over every document; for the audit's refusal kind only."""
-        nearest = self._vectors.search(as_matrix(self._embedder, [query])[0], audience=None, limit=1)
+        query_vector = self._query_vector(query)
+        nearest = [] if query_vector is None else self._vectors.search(query_vector, audience=None, limit=1)
         vector_best = cosine_score(nearest[0][1]) if nearest else 0.0
         return max(self._bm25.best_unscoped_score(query), vector_best)
 

@@ -12,8 +12,10 @@ from sqlalchemy import Engine, func, select
 from core.domain import Audience, Party
 from core.retrieval.embeddings import EmbeddingIngestor, embed_pending
 from core.retrieval.hybrid import HybridIndex
+from core.retrieval.index import SqliteIndex
 from core.storage import make_engine, migrate
 from core.storage.tables import ChunkEmbeddingRow
+from tests.unit.fakes import FailingEmbedder
 
 RETURNS = """---
 id: returns-policy
@@ -137,6 +139,22 @@ def test_the_audience_filter_applies_before_the_top_k(engine: Engine, kb: Path) 
     assert len(hits) == 1 and hits[0].doc_id == "returns-policy"
     assert all(chunk.doc_id != "salary-bands" for chunk in index.search(question, audience=staff, limit=10))
     assert index.best_unscoped_score(question) > 0
+
+
+def test_an_embedder_that_fails_at_question_time_leaves_bm25_answering(engine: Engine, kb: Path,
+                                                                       caplog: pytest.LogCaptureFixture) -> None:
+    EmbeddingIngestor(engine, CountingEmbedder("endpoint@1"), progress=False).ingest(kb)
+    index = HybridIndex(engine, FailingEmbedder("endpoint@1"))
+    staff = Audience(parties=(Party(roles=frozenset({"everyone"})),))
+    question = "how many business days until the refund reaches my card?"
+
+    hits = index.search(question, audience=staff, limit=3)
+
+    plain = SqliteIndex(engine)
+    assert [c.chunk_id for c in hits] == [c.chunk_id for c in plain.search(question, audience=staff, limit=3)]
+    assert hits and hits[0].passage.heading.endswith("Refund method")
+    assert index.best_unscoped_score(question) == plain.best_unscoped_score(question)
+    assert "embedder failed" in caplog.text and question not in caplog.text
 
 
 def test_a_paraphrased_question_finds_its_section_with_the_real_model(engine: Engine, kb: Path) -> None:

@@ -123,3 +123,21 @@ class RecordingMetrics:
 
     def phrasing_drift(self, *, severity: str) -> None:
         self.drift.append(severity)
+
+
+class FailingEmbedder:
+    """An embedder whose endpoint is down: every call raises."""
+
+    def __init__(self, model_id: str = "failing@1") -> None:
+        self._model_id = model_id
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dim(self) -> int:
+        return 8
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        raise ConnectionError("embedding endpoint unreachable")

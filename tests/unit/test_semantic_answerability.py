@@ -5,9 +5,13 @@ from collections.abc import Sequence
 
 from core.application.checks import citation_tier, unsupported_reason
 from core.application.envelope import EnvelopeClaim
+from core.application.orchestrator import Orchestrator, Question
 from core.application.ports import GenerationRequest
-from core.domain import Passage, RetrievedChunk, RiskAssessment
+from core.application.risk import KeywordRiskClassifier
+from core.application.routing import OwnerRouter
+from core.domain import Audience, Passage, Principal, Refused, RetrievedChunk, RiskAssessment
 from core.llm.extractive import ExtractiveModel, conflicting_modifier
+from tests.unit import fakes
 
 
 class ScriptedEmbedder:
@@ -93,3 +97,23 @@ def test_a_statement_that_swaps_the_subject_for_another_is_told_apart() -> None:
     assert conflicting_modifier("Can I expense a gym membership?", stated) == "gym"
     assert conflicting_modifier("Can I expense a coworking membership?", stated) is None
     assert conflicting_modifier("Is a membership something I can expense?", stated) is None
+
+
+def test_an_embedder_failing_during_the_claim_check_is_a_refusal_not_a_traceback() -> None:
+    refunds = fakes.chunk("CHK-001", "Customers may return items within 30 days of delivery for a full refund.",
+                          doc_id="refunds", title="Refund Policy", owner="#support-ops")
+    grounded = json.dumps({"found": True, "answer": "Within 30 days.", "confidence": "high", "refusal_reason": None,
+                           "claims": [{"text": "Customers may return items within 30 days of delivery.",
+                                       "chunk_ids": ["CHK-001"]}]})
+    audit = fakes.MemoryAudit()
+    orchestrator = Orchestrator(index=fakes.FakeIndex([refunds]), model=fakes.ScriptedModel(grounded),
+                                audit=audit, risk=KeywordRiskClassifier(), clock=fakes.FixedClock(),
+                                metrics=fakes.RecordingMetrics(), router=OwnerRouter(known_gaps=()),
+                                embedder=fakes.FailingEmbedder())
+    staff = Principal(user_id="U1", roles=frozenset({"everyone"}))
+
+    outcome = orchestrator.ask(Question(text="How many days do customers have to return items?",
+                                        principal=staff, audience=Audience.only(staff)))
+
+    assert isinstance(outcome, Refused) and outcome.kind == "model_unavailable"
+    assert [record.kind for record in audit.records] == ["model_unavailable"]

@@ -118,7 +118,8 @@ class ExtractiveModel:
         chosen = [best]
         for other in ranked[1:3]:
             if (other.unit.chunk.chunk_id == best.unit.chunk.chunk_id
-                    and other.score >= best.score * SECOND_CLAIM_RATIO):
+                    and other.score >= best.score * SECOND_CLAIM_RATIO
+                    and not _swaps_what_best_states(request.question, other, best)):
                 chosen.append(other)
         claims = [{"text": scored.unit.text, "chunk_ids": [scored.unit.chunk.chunk_id]} for scored in chosen]
         return json.dumps({
@@ -128,6 +129,13 @@ class ExtractiveModel:
             "confidence": "high" if best.overlap >= 0.7 else "medium",
             "refusal_reason": None,
         })
+
+
+def _swaps_what_best_states(question: str, other: ScoredUnit, best: ScoredUnit) -> bool:
+    """A further statement that replaces a word of the question the best one keeps: "Staff Software Engineer"
+    beside "Senior Software Engineer", asked about the senior one."""
+    modifier = conflicting_modifier(question, other.unit.text)
+    return modifier is not None and stem(modifier) in content_stems(best.unit.text)
 
 
 def rank_units(question: str, chunks: Sequence[RetrievedChunk], *,

@@ -117,3 +117,14 @@ def test_an_embedder_failing_during_the_claim_check_is_a_refusal_not_a_traceback
 
     assert isinstance(outcome, Refused) and outcome.kind == "model_unavailable"
     assert [record.kind for record in audit.records] == ["model_unavailable"]
+
+
+def test_a_further_statement_about_another_subject_is_not_added_to_the_answer() -> None:
+    bands = chunk("| Title | Base salary range |\n|---|---|\n"
+                  "| Senior Software Engineer | $145,000 to $180,000 |\n"
+                  "| Staff Software Engineer | $185,000 to $225,000 |\n", heading="Salary Bands > Engineering")
+
+    answered = ask(ExtractiveModel(), "What is the base salary range for a senior software engineer?", [bands])
+
+    assert answered["found"] is True
+    assert "$145,000" in str(answered["answer"]) and "Staff" not in str(answered["answer"])

@@ -49,7 +49,7 @@ def unsupported_reason(claim: EnvelopeClaim, cited: Sequence[RetrievedChunk], *,
     overlap = content_overlap(claim.text, evidence)
     if overlap < MIN_CONTENT_OVERLAP:
         return f"content overlap {overlap:.2f} below {MIN_CONTENT_OVERLAP}"
-    if embedder is not None:
+    if embedder is not None and not any(quotes(claim.text, chunk) for chunk in cited):
         similarity = max((semantic_support(claim.text, chunk, embedder) for chunk in cited), default=0.0)
         if similarity < SUPPORT_FLOOR:
             return f"semantic support {similarity:.2f} below {SUPPORT_FLOOR}"
@@ -72,10 +72,16 @@ def content_overlap(claim_text: str, evidence: str) -> float:
     return sum(1 for s in claim if s in present) / len(claim)
 
 
+def quotes(claim_text: str, chunk: RetrievedChunk) -> bool:
+    """Is the claim the chunk's own words, in order (case, punctuation and markup aside)? A quotation needs no
+    semantic check: it says exactly what its chunk says."""
+    normalised_claim = " ".join(words(claim_text))
+    return bool(normalised_claim) and normalised_claim in " ".join(words(chunk.text))
+
+
 def citation_tier(claim_text: str, chunk: RetrievedChunk, *, embedder: Embedder | None = None) -> CitationTier:
     """`direct` when the claim is near-verbatim in the chunk, `synthesis` when it paraphrases its facts."""
-    normalised_claim = " ".join(words(claim_text))
-    if normalised_claim and normalised_claim in " ".join(words(chunk.text)):
+    if quotes(claim_text, chunk):
         return "direct"
     if embedder is not None and semantic_support(claim_text, chunk, embedder) >= DIRECT_SIMILARITY:
         return "direct"

@@ -103,8 +103,8 @@ def test_an_embedder_failing_during_the_claim_check_is_a_refusal_not_a_traceback
     refunds = fakes.chunk("CHK-001", "Customers may return items within 30 days of delivery for a full refund.",
                           doc_id="refunds", title="Refund Policy", owner="#support-ops")
     grounded = json.dumps({"found": True, "answer": "Within 30 days.", "confidence": "high", "refusal_reason": None,
-                           "claims": [{"text": "Customers may return items within 30 days of delivery.",
-                                       "chunk_ids": ["CHK-001"]}]})
+                           "claims": [{"text": "Items can be returned within 30 days of delivery for a refund.",
+                                       "chunk_ids": ["CHK-001"]}]})  # a paraphrase: only a quote skips the check
     audit = fakes.MemoryAudit()
     orchestrator = Orchestrator(index=fakes.FakeIndex([refunds]), model=fakes.ScriptedModel(grounded),
                                 audit=audit, risk=KeywordRiskClassifier(), clock=fakes.FixedClock(),
@@ -128,3 +128,12 @@ def test_a_further_statement_about_another_subject_is_not_added_to_the_answer() 
 
     assert answered["found"] is True
     assert "$145,000" in str(answered["answer"]) and "Staff" not in str(answered["answer"])
+
+
+def test_a_quoted_claim_is_supported_without_embedding_anything() -> None:
+    embedder = ScriptedEmbedder({})
+    claim = EnvelopeClaim(text="Returns are accepted within 30 days of delivery.", chunk_ids=["returns#1"])
+
+    assert unsupported_reason(claim, [POLICY], embedder=embedder) is None
+    assert citation_tier(claim.text, POLICY, embedder=embedder) == "direct"
+    assert embedder.calls == 0

@@ -28,7 +28,7 @@ RETRIEVAL_WEIGHT: Final = 0.4
 CANDIDATE_CHUNKS: Final = 4
 NAME_WEIGHT: Final = 2.0
 """A name the question uses ("Tier B", "Privacy Officer") counts double: it says which statement is meant."""
-SEMANTIC_CANDIDATES: Final = 12
+SEMANTIC_CANDIDATES: Final = 8
 """Statements embedded per question, the best by words and retrieval: bounds the embedding cost of long chunks
 (on `dev`, 8 to 100 give the same answers)."""
 SEMANTIC_WEIGHT: Final = 0.5

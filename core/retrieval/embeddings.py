@@ -13,21 +13,27 @@ Vectors are stored per chunk with the model id and the chunk's content hash (`ch
 files embeds nothing (a changed file's chunks are all re-embedded: ingestion replaces them, and the
 vectors go with them by cascade), and switching model re-embeds instead of mixing vectors of two models.
 
-Search is brute force on NumPy: a matrix product over the vectors the audience may see. At 384 float32
-dimensions that is about 1.5 kB a chunk; 100k chunks are 150 MB and a few milliseconds a query.
+Search is brute force on NumPy: one matrix-vector product over every vector, then the rows the audience may
+see. At 384 float32 dimensions that is about 1.5 kB a chunk; 100k chunks are 150 MB and about 8 ms a query
+on two cores (`VectorStore` has the measured limits).
 """
 
 import importlib.util
+import os
+import threading
 import zipfile
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import Engine, delete, insert, or_, select, text
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from sqlalchemy import Engine, bindparam, delete, insert, or_, select, text
 
 from core.application.ports import Embedder
 from core.config import Settings
@@ -39,7 +45,9 @@ MINILM_MODEL_ID: Final = "all-MiniLM-L6-v2-onnx-int8@1.0.0"
 MINILM_DIM: Final = 384
 MAX_TOKENS: Final = 256
 """all-MiniLM-L6-v2's `max_seq_length`: longer text is truncated (the heading and first sentences count)."""
-BATCH: Final = 32
+BATCH: Final = 8
+"""Texts per model run. Eight keeps the activations small (batches of 32 chunks held 300 MB more) and was the
+fastest on two cores; the vectors do not depend on it."""
 EMBED_BATCH: Final = 256
 """Chunks read, embedded and written per transaction by `embed_pending`."""
 
@@ -64,11 +72,17 @@ def _package_dir(name: str) -> Path:
 
 
 class MiniLmEmbedder:
-    """all-MiniLM-L6-v2 (int8 ONNX) on the CPU. Loading takes a fraction of a second; keep one per process."""
+    """all-MiniLM-L6-v2 (int8 ONNX) on the CPU. Loading takes a fraction of a second; keep one per process.
 
-    def __init__(self, *, threads: int = 1) -> None:
+    A question's few texts run on `threads` (one: no thread pool to wake, nothing spinning between questions);
+    bulk embedding (`embed_matrix(..., bulk=True)`, as `embed_pending` does at ingestion) runs on a session of
+    `bulk_threads` intra-op threads, by default one per core, which `release_bulk` frees again. Each session
+    is made on first use and holds about 150 MB, so a process that only ingests, or only answers, holds one.
+    """
+
+    def __init__(self, *, threads: int = 1, bulk_threads: int | None = None) -> None:
         try:
-            import onnxruntime  # noqa: PLC0415  # optional extra
+            import onnxruntime  # noqa: F401, PLC0415  # optional extra: fail here, with the advice below
             from tokenizers import Tokenizer  # noqa: PLC0415
         except ImportError as error:
             raise EmbedderUnavailable(f"{error}; pip install -e '.[semantic]'") from error
@@ -80,12 +94,11 @@ class MiniLmEmbedder:
             self._tokenizer = Tokenizer.from_str(bundle.read("tokenizer.json").decode("utf-8"))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.no_padding()
-        options = onnxruntime.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = threads
-        self._session = onnxruntime.InferenceSession(str(model_file), sess_options=options,
-                                                     providers=["CPUExecutionProvider"])
-        self._inputs = {node.name for node in self._session.get_inputs()}
+        self._model_file = model_file
+        self._threads = threads
+        self._bulk_threads = bulk_threads or os.cpu_count() or 1
+        self._sessions: dict[bool, Any] = {}
+        self._sessions_lock = threading.Lock()
 
     @property
     def model_id(self) -> str:
@@ -98,8 +111,11 @@ class MiniLmEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return [list(map(float, row)) for row in self.embed_matrix(texts)]
 
-    def embed_matrix(self, texts: Sequence[str]) -> Matrix:
-        """The vectors as one float32 matrix, batched by similar length so padding stays small."""
+    def embed_matrix(self, texts: Sequence[str], *, bulk: bool = False) -> Matrix:
+        """The vectors as one float32 matrix, batched by similar length so padding stays small; `bulk`: on
+        every core."""
+        session = self._session(bulk=bulk)
+        inputs = {node.name for node in session.get_inputs()}
         out = np.zeros((len(texts), MINILM_DIM), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
@@ -113,9 +129,30 @@ class MiniLmEmbedder:
                 ids[row, :n] = encodings[i].ids
                 mask[row, :n] = 1
             feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = self._session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
+            hidden = session.run(None, {k: v for k, v in feeds.items() if k in inputs})[0]
             out[batch] = mean_pool(np.asarray(hidden, dtype=np.float32), mask)
         return out
+
+    def release_bulk(self) -> None:
+        """Free the bulk session (a later bulk call makes it again)."""
+        with self._sessions_lock:
+            self._sessions.pop(True, None)
+
+    def _session(self, *, bulk: bool) -> Any:
+        threads = self._bulk_threads if bulk else self._threads
+        with self._sessions_lock:
+            if bulk not in self._sessions:
+                self._sessions[bulk] = _onnx_session(self._model_file, threads)
+            return self._sessions[bulk]
+
+
+def _onnx_session(model_file: Path, threads: int) -> Any:
+    import onnxruntime  # noqa: PLC0415  # optional extra, found by MiniLmEmbedder already
+
+    options = onnxruntime.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+    return onnxruntime.InferenceSession(str(model_file), sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def mean_pool(hidden: Matrix, mask: npt.NDArray[np.int64]) -> Matrix:
@@ -140,6 +177,21 @@ def as_matrix(embedder: Embedder, texts: Sequence[str]) -> Matrix:
     return normalise(np.asarray(embedder.embed(texts), dtype=np.float32).reshape(len(texts), -1))
 
 
+@contextmanager
+def bulk_embedding(embedder: Embedder) -> Iterator[Callable[[Sequence[str]], Matrix]]:
+    """Embedding many texts, as at ingestion: on every core where the adapter can (MiniLM's bulk session,
+    freed afterwards), and past the cache (a chunk's text is not asked for again, and would push out the
+    sentences the answerer does ask for)."""
+    inner = embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
+    if not isinstance(inner, MiniLmEmbedder):
+        yield lambda texts: as_matrix(inner, texts)
+        return
+    try:
+        yield lambda texts: inner.embed_matrix(texts, bulk=True)
+    finally:
+        inner.release_bulk()
+
+
 class CachedEmbedder:
     """An embedder that remembers recent texts: the answerer embeds the same sentences question after question."""
 
@@ -155,6 +207,15 @@ class CachedEmbedder:
     @property
     def dim(self) -> int:
         return self._inner.dim
+
+    @property
+    def inner(self) -> Embedder:
+        return self._inner
+
+    def forget(self, texts: Sequence[str]) -> None:
+        """Drop these texts from the cache (a benchmark timing each question's own embedding)."""
+        for forgotten in texts:
+            self._cache.pop(forgotten, None)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return [list(map(float, row)) for row in self.embed_matrix(texts)]
@@ -177,32 +238,46 @@ def chunk_text_for_embedding(heading: str, text: str) -> str:
     return f"{heading}\n{text}"
 
 
-def embed_pending(engine: Engine, embedder: Embedder, *, batch: int = EMBED_BATCH) -> int:
+def embed_pending(engine: Engine, embedder: Embedder, *, batch: int = EMBED_BATCH,
+                  progress: Callable[[int, int], None] | None = None) -> int:
     """Embed every chunk without a vector of the current model, or whose text changed since; returns how many.
 
-    Vectors of another model are replaced, never kept beside the current ones.
+    Vectors of another model are replaced, never kept beside the current ones. `progress(done, total)` is
+    called before the first batch and after each one.
     """
     stale = (
-        select(ChunkRow.chunk_id, ChunkRow.heading, ChunkRow.text, ChunkRow.content_hash)
+        select(ChunkRow.chunk_id)
         .outerjoin(ChunkEmbeddingRow, ChunkEmbeddingRow.chunk_id == ChunkRow.chunk_id)
         .where(or_(ChunkEmbeddingRow.chunk_id.is_(None), ChunkEmbeddingRow.model != embedder.model_id,
                    ChunkEmbeddingRow.content_hash != ChunkRow.content_hash))
         .order_by(ChunkRow.chunk_id)
     )
     with engine.connect() as connection:
-        rows = connection.execute(stale).all()
-    for start in range(0, len(rows), batch):
-        part = rows[start:start + batch]
-        vectors = as_matrix(embedder, [chunk_text_for_embedding(heading, text) for _, heading, text, _ in part])
-        with engine.begin() as connection:
-            ids = [chunk_id for chunk_id, *_ in part]
-            connection.execute(delete(ChunkEmbeddingRow).where(ChunkEmbeddingRow.chunk_id.in_(ids)))
-            connection.execute(insert(ChunkEmbeddingRow), [
-                {"chunk_id": chunk_id, "model": embedder.model_id, "dim": int(vector.shape[0]),
-                 "vector": vector.astype("<f4").tobytes(), "content_hash": content_hash}
-                for (chunk_id, _, _, content_hash), vector in zip(part, vectors, strict=True)
-            ])
-    return len(rows)
+        pending = list(connection.execute(stale).scalars())  # the ids only: texts are read a batch at a time
+    if progress:
+        progress(0, len(pending))
+    if not pending:
+        return 0
+    texts = (select(ChunkRow.chunk_id, ChunkRow.heading, ChunkRow.text, ChunkRow.content_hash)
+             .where(ChunkRow.chunk_id.in_(bindparam("ids", expanding=True))).order_by(ChunkRow.chunk_id))
+    embedded = 0
+    with bulk_embedding(embedder) as embed:
+        for start in range(0, len(pending), batch):
+            with engine.connect() as connection:
+                part = connection.execute(texts, {"ids": pending[start:start + batch]}).all()
+            embedded += len(part)  # fewer if a chunk was removed meanwhile
+            vectors = embed([chunk_text_for_embedding(heading, text) for _, heading, text, _ in part])
+            with engine.begin() as connection:
+                ids = [chunk_id for chunk_id, *_ in part]
+                connection.execute(delete(ChunkEmbeddingRow).where(ChunkEmbeddingRow.chunk_id.in_(ids)))
+                connection.execute(insert(ChunkEmbeddingRow), [
+                    {"chunk_id": chunk_id, "model": embedder.model_id, "dim": int(vector.shape[0]),
+                     "vector": vector.astype("<f4").tobytes(), "content_hash": content_hash}
+                    for (chunk_id, _, _, content_hash), vector in zip(part, vectors, strict=True)
+                ])
+            if progress:
+                progress(min(start + batch, len(pending)), len(pending))
+    return embedded
 
 
 class EmbeddingIngestor(Ingestor):
@@ -211,13 +286,25 @@ class EmbeddingIngestor(Ingestor):
     def __init__(self, engine: Engine, embedder: Embedder, **kwargs: Any) -> None:
         super().__init__(engine, **kwargs)
         self._embedding_engine = engine
+        self._show_progress = bool(kwargs.get("progress", True))
         self.embedder = embedder
         self.last_embedded = 0
 
     def ingest(self, root: Path) -> IngestReport:
         report = super().ingest(root)
-        self.last_embedded = embed_pending(self._embedding_engine, self.embedder)
+        with self._embedding_bar() as progress:
+            self.last_embedded = embed_pending(self._embedding_engine, self.embedder, progress=progress)
         return report
+
+    @contextmanager
+    def _embedding_bar(self) -> Iterator[Callable[[int, int], None]]:
+        """A transient bar on stderr, as for ingestion; embedding is the long part (about 60 chunks a second
+        on two shared cores)."""
+        columns = (TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        with Progress(*columns, console=Console(stderr=True), transient=True,
+                      disable=not self._show_progress) as bar:
+            task = bar.add_task("embed", total=None)
+            yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -230,13 +317,25 @@ class _Vectors:
 
 
 _SIGNATURE: Final = text(
-    "SELECT count(*), max(rowid), total(rowid), (SELECT count(*) FROM document_roles) "
-    "FROM chunk_embeddings WHERE model = :model")
-"""Changes whenever a vector is written or removed: a rewritten row gets a new SQLite rowid."""
+    "SELECT (SELECT count(*) FROM chunk_embeddings), "
+    "(SELECT max(rowid) FROM chunk_embeddings WHERE model = :model), "
+    "(SELECT count(*) FROM document_roles), (SELECT block FROM chunks_fts_data WHERE id = 10)")
+"""Changes whenever a vector is written or removed, checked before every search, so each part is cheap (an
+aggregate over the model's rows took 13 ms at 100k): a new vector gets a row id above the model's highest
+(a rewritten one too, unless its old row held that id), removing one lowers the count, and an ingest that
+changes any chunk (which removes its vector by cascade) rewrites the full-text index's structure record
+(row 10 of `chunks_fts_data`)."""
 
 
 class VectorStore:
-    """The current model's vectors in memory, with their documents' audiences; reloaded when they change."""
+    """The current model's vectors in memory, with their documents' audiences; reloaded when they change.
+
+    Brute force, measured on 2 shared cores (`benchmarks/vector_search.py`: random unit vectors of 384
+    dimensions, half of them visible to the asker, 30 nearest): 100k vectors 8.4 ms p50 / 11.4 ms p95,
+    300k 26 / 38 ms, 1M 86 / 120 ms. So brute force stays under about 10 ms p95 up to some 80-100k chunks;
+    beyond that an approximate index is needed. sqlite-vec is not an option here: this Python's `sqlite3`
+    is built without `enable_load_extension`, so no SQLite extension can be loaded.
+    """
 
     def __init__(self, engine: Engine, model_id: str) -> None:
         self._engine = engine
@@ -254,7 +353,9 @@ class VectorStore:
             self._visible_rows(vectors, audience))
         if rows.size == 0:
             return []
-        scores = vectors.matrix[rows] @ query.reshape(-1)
+        # Every vector's cosine in one pass, then the audience's: copying its rows out first (`matrix[rows]`)
+        # cost three times the product itself. A chunk's cosine is thus the same whoever asks.
+        scores = (vectors.matrix @ query.reshape(-1))[rows]
         take = min(limit, rows.size)
         top = np.argpartition(-scores, take - 1)[:take]
         top = top[np.lexsort((rows[top], -scores[top]))]
@@ -271,11 +372,13 @@ class VectorStore:
         with self._engine.connect() as connection:
             signature = tuple(connection.execute(_SIGNATURE, {"model": self._model_id}).one())
             if signature != self._signature or self._vectors is None:
-                self._vectors = self._load(connection)
+                self._vectors = self._load(connection, capacity=int(signature[0]))
                 self._signature, self._visible = signature, {}
         return self._vectors
 
-    def _load(self, connection: Any) -> _Vectors:
+    def _load(self, connection: Any, *, capacity: int) -> _Vectors:
+        """The vectors streamed into one matrix of at most `capacity` rows (the model's vector count), so
+        loading takes little more memory than the matrix itself."""
         roles: dict[str, set[str]] = {}
         for doc_id, role in connection.execute(select(DocumentRoleRow.doc_id, DocumentRoleRow.role)):
             roles.setdefault(doc_id, set()).add(role)
@@ -283,15 +386,24 @@ class VectorStore:
             select(ChunkEmbeddingRow.chunk_id, ChunkRow.doc_id, ChunkEmbeddingRow.vector, ChunkEmbeddingRow.dim)
             .join(ChunkRow, ChunkRow.chunk_id == ChunkEmbeddingRow.chunk_id)
             .where(ChunkEmbeddingRow.model == self._model_id, ChunkEmbeddingRow.content_hash == ChunkRow.content_hash)
-            .order_by(ChunkEmbeddingRow.chunk_id)).all()
+            .order_by(ChunkEmbeddingRow.chunk_id))
         doc_ids = sorted(roles)
         position = {doc_id: n for n, doc_id in enumerate(doc_ids)}
-        rows = [row for row in rows if row[1] in position]
-        dim = int(rows[0][3]) if rows else 1
-        matrix = (np.frombuffer(b"".join(bytes(row[2]) for row in rows), dtype="<f4").reshape(len(rows), dim)
-                  .astype(np.float32) if rows else np.zeros((0, dim), dtype=np.float32))
-        return _Vectors(chunk_ids=tuple(row[0] for row in rows), matrix=matrix,
-                        doc_index=np.array([position[row[1]] for row in rows], dtype=np.int32),
+        chunk_ids: list[str] = []
+        doc_index: list[int] = []
+        matrix = np.zeros((0, 1), dtype=np.float32)
+        for chunk_id, doc_id, vector, dim in rows:
+            if doc_id not in position:
+                continue
+            if len(chunk_ids) == matrix.shape[0]:  # the first row (or more rows than counted: grow, never fail)
+                grown = np.empty((max(capacity, 2 * len(chunk_ids), 1), int(dim)), dtype=np.float32)
+                grown[:len(chunk_ids)] = matrix[:len(chunk_ids)]
+                matrix = grown
+            matrix[len(chunk_ids)] = np.frombuffer(vector, dtype="<f4")
+            chunk_ids.append(chunk_id)
+            doc_index.append(position[doc_id])
+        return _Vectors(chunk_ids=tuple(chunk_ids), matrix=matrix[:len(chunk_ids)],
+                        doc_index=np.array(doc_index, dtype=np.int32),
                         doc_audiences=tuple(frozenset(roles[doc_id]) for doc_id in doc_ids))
 
 

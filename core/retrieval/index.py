@@ -5,24 +5,39 @@ and a floor means the same thing for every question: for each distinct query ter
 idf(t) * (k1 + 1) (a term occurring very often in a short chunk), and the sum of those is the ceiling.
 
 Stemming happens in Python (`core.text`) on both sides, so the terms of a query are exactly the tokens
-stored in the index, and the document frequency of each can be read from the vocabulary table.
+stored in the index, and the document frequency of each can be read from the index itself.
 
-Speed. FTS5 computes `bm25()` for every row that matches any query term, a few microseconds each; at 100k
-chunks a question with a few common words matches tens of thousands of rows. So when the query's postings
-exceed a budget, the rarest terms within the budget select and pre-rank the candidates (still filtered
-by audience, in SQL, before the top-k), and the candidates are then scored in Python with exactly FTS5's
-BM25 over the whole query. Scores mean the same at every corpus size; only which rows are considered is
-bounded. Below the budget (every corpus of a few thousand chunks) the result is FTS5's own ranking.
+Which rows are ranked. When the query's postings exceed a budget, the rarest terms within the budget select
+and pre-rank the candidates (filtered by audience before the top-k), and the candidates are then scored with
+exactly FTS5's BM25 over the whole query; if the audience sees too few of them, the whole query ranks every
+row it may see. Below the budget (every corpus of a few thousand chunks) the result is plain BM25 over the
+whole query. Scores mean the same at every corpus size; only which rows are considered is bounded.
+
+Speed. FTS5 stores the index and keeps it current as documents are ingested, but it is not what scores:
+`bm25()` costs a few microseconds for every matching row (it reads each row's length from a B-tree), and so
+does the join that applies the audience, so at 100k chunks a question with a few common words took tens of
+milliseconds (up to 100 when a rare term's few rows sent the whole query to FTS5). Instead, each generation
+of the FTS5 index (it rewrites its structure record on every write) is read once into NumPy arrays: per term
+its rows and in-row frequencies (from an `fts5vocab` instance table), per row its length (FTS5's own
+`docsize` record) and its document, per document its audience. A query then computes FTS5's BM25 with
+FTS5's own arithmetic, the same operations in the same order on IEEE doubles (so the same numbers, and the
+same ties, broken by row id as FTS5's `ORDER BY bm25(), rowid`), masks out the rows the audience may not
+see, and takes the top-k. Reading a generation takes under two seconds per 100k chunks, paid by the first
+question after an ingest; the arrays keep about 6 bytes per (term, row) pair (30 MB at 100k chunks), and
+reading them briefly takes about three times that.
 """
 
 import math
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from sqlalchemy import JSON, Connection, Date, Engine, Row, TextualSelect, bindparam, text
+import numpy as np
+import numpy.typing as npt
+from sqlalchemy import JSON, Connection, Date, Engine, Row, bindparam, text
 
 from core import text as analysis
 from core.domain import Audience, Passage, RetrievedChunk, is_visible
@@ -34,9 +49,11 @@ B: Final = 0.75
 IDF_FLOOR: Final = 1e-6
 """FTS5 replaces a non-positive idf (a term in more than half the rows) by this."""
 POSTING_BUDGET: Final = 1000
-"""Matching rows FTS5 may score per question before candidates are selected by the rarest terms only."""
+"""Matching rows ranked per question before candidates are selected by the rarest terms only."""
 CANDIDATES_PER_RESULT: Final = 3
 MIN_CANDIDATES: Final = 24
+AUDIENCE_MASKS: Final = 64
+"""Audiences whose row masks are kept per index generation."""
 
 _TOKEN: Final = re.compile(r"[a-z0-9]+")
 _AVERAGES_RECORD: Final = 1
@@ -44,6 +61,11 @@ _AVERAGES_RECORD: Final = 1
 Read instead of count(*), which would scan."""
 _STRUCTURE_RECORD: Final = 10
 """Row of `chunks_fts_data` listing the index segments; it changes with every write to the index."""
+
+Floats = npt.NDArray[np.float64]
+Positions = npt.NDArray[np.int64]
+Frequencies = npt.NDArray[Any]
+"""Occurrences of a term in a row: uint16, or uint32 should a term occur more often in one row."""
 
 
 class IndexUnavailable(RuntimeError):
@@ -104,22 +126,13 @@ class CorpusStats:
         return sum(self.idf(term) * n * (K1 + 1.0) / (n + norm) for term, n in counts.items())
 
 
-_CANDIDATES: Final = """
-SELECT f.rowid AS fts_rowid, -bm25(chunks_fts) AS score
-FROM chunks_fts AS f JOIN chunks AS c ON c.fts_rowid = f.rowid
-WHERE chunks_fts MATCH :match {audience}
-ORDER BY bm25(chunks_fts), f.rowid
-LIMIT :limit
-"""
-# The unary `+` keeps SQLite from probing the covering index once per permitted document for every match;
-# it reads doc_id from the (fts_rowid, doc_id) index entry it already found.
-_PARTY_FILTER: Final = "AND +c.doc_id IN (SELECT doc_id FROM document_roles WHERE role IN :roles_{n})"
 _PASSAGES: Final = text("""
 SELECT c.fts_rowid, c.chunk_id, c.heading, c.text, c.content_hash,
-       d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes
+       d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes,
+       (SELECT json_group_array(r.role) FROM document_roles AS r WHERE r.doc_id = d.doc_id) AS roles
 FROM chunks AS c JOIN documents AS d ON d.doc_id = c.doc_id
 WHERE c.fts_rowid IN :rowids
-""").bindparams(bindparam("rowids", expanding=True)).columns(updated=Date(), supersedes=JSON())
+""").bindparams(bindparam("rowids", expanding=True)).columns(updated=Date(), supersedes=JSON(), roles=JSON())
 _PASSAGE_BY_ID: Final = text("""
 SELECT c.chunk_id, c.heading, c.text, c.content_hash, d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes
 FROM chunks AS c JOIN documents AS d ON d.doc_id = c.doc_id
@@ -130,8 +143,16 @@ _BODIES: Final = text("SELECT rowid, body FROM chunks_fts WHERE rowid IN :rowids
     bindparam("rowids", expanding=True))
 _RECORDS: Final = text("SELECT id, block FROM chunks_fts_data WHERE id IN (:averages, :structure)").bindparams(
     averages=_AVERAGES_RECORD, structure=_STRUCTURE_RECORD)
-_FREQUENCIES: Final = text("SELECT term, doc FROM chunks_fts_vocab WHERE term IN :terms").bindparams(
-    bindparam("terms", expanding=True))
+_INSTANCE_VOCAB: Final = text(
+    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_instance USING fts5vocab(main, chunks_fts, instance)")
+"""One row per occurrence of a term, in term then row order. In the connection's temporary schema: it is
+read only while a generation is loaded, and needs no migration."""
+_POSTINGS: Final = text("SELECT term, group_concat(doc) FROM temp.chunks_fts_instance GROUP BY term")
+_ROW_SIZES: Final = text("SELECT group_concat(id), group_concat(length(sz)), group_concat(hex(sz), '') "
+                         "FROM (SELECT id, sz FROM chunks_fts_docsize ORDER BY id)")
+_ROW_DOCUMENTS: Final = text(
+    "SELECT doc_id, group_concat(fts_rowid) FROM chunks WHERE fts_rowid IS NOT NULL GROUP BY doc_id")
+_ALL_ROLES: Final = text("SELECT doc_id, role FROM document_roles")
 
 
 class SqliteIndex:
@@ -145,8 +166,8 @@ class SqliteIndex:
             )
         self._engine = engine
         self._posting_budget = posting_budget
-        self._statements: dict[int, TextualSelect] = {}
-        self._stats = _StatsCache()
+        self._generation: _Generation | None = None
+        self._loading = threading.Lock()
 
     def search(self, query: str, *, audience: Audience, limit: int) -> list[RetrievedChunk]:
         """The best chunks the audience may see: every party must be allowed, checked before the top-k."""
@@ -181,72 +202,235 @@ class SqliteIndex:
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []
-        with self._engine.connect() as connection:
-            stats = self._stats.stats(connection, terms)
-            ranked = self._ranked(connection, terms, stats, role_sets or (), limit)
-            passages = _passages(connection, [rowid for rowid, _ in ranked])
+        with self._engine.connect() as connection:  # one read transaction: one snapshot throughout
+            generation = self._current(connection)
+            stats = generation.stats(terms)
+            ranked = self._ranked(connection, generation, terms, stats, role_sets=role_sets, limit=limit)
+            passages = _passages(connection, [rowid for rowid, _ in ranked], role_sets)
         ceiling = stats.ceiling(terms)
         return [_retrieved(passages[rowid], raw / ceiling) for rowid, raw in ranked if rowid in passages]
 
-    def _ranked(self, connection: Connection, terms: Sequence[str], stats: CorpusStats,
-                role_sets: Sequence[frozenset[str]], limit: int) -> list[tuple[int, float]]:
+    def _ranked(self, connection: Connection, generation: "_Generation", terms: Sequence[str],
+                stats: CorpusStats, *, role_sets: Sequence[frozenset[str]] | None,
+                limit: int) -> list[tuple[int, float]]:
         """The top `limit` (row, BM25) pairs. Over the budget, candidates come from the rarest terms; if
-        they yield too few for this audience, the audience must see little, and then its filter is what
-        keeps the full query cheap (FTS5 scores only the rows that pass it)."""
+        they yield too few for this audience, the whole query ranks every row the audience may see."""
+        allowed = generation.allowed(role_sets or ())
         selective, rest = split_by_postings(terms, stats, self._posting_budget)
         if rest:
             wanted = max(limit * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
-            ranked = self._candidates(connection, selective, role_sets, wanted)
+            ranked = generation.top(selective, allowed, wanted)
             if len(ranked) >= wanted:
                 return _rescored(connection, ranked, terms, stats)[:limit]
         present = selective + rest
-        return self._candidates(connection, present, role_sets, limit) if present else []
+        return generation.top(present, allowed, limit) if present else []
 
-    def _candidates(self, connection: Connection, terms: Sequence[str], role_sets: Sequence[frozenset[str]],
-                    limit: int) -> list[tuple[int, float]]:
-        params: dict[str, Any] = {"match": match_expression(terms), "limit": limit}
-        params.update({f"roles_{n}": sorted(roles) for n, roles in enumerate(role_sets)})
-        rows = connection.execute(self._statement(len(role_sets)), params).all()
-        return [(int(rowid), float(score)) for rowid, score in rows]
-
-    def _statement(self, parties: int) -> TextualSelect:
-        """The candidate statement for an audience of `parties` parties, built once per party count."""
-        if parties not in self._statements:
-            audience = " ".join(_PARTY_FILTER.format(n=n) for n in range(parties))
-            statement = text(_CANDIDATES.format(audience=audience)).bindparams(
-                *(bindparam(f"roles_{n}", expanding=True) for n in range(parties))
-            )
-            self._statements[parties] = statement.columns()
-        return self._statements[parties]
-
-
-class _StatsCache:
-    """Document frequencies per index generation. Counting a common term walks its whole posting list,
-    so counts are kept until the index changes; FTS5 rewrites its structure record on every write, so
-    that record (with the totals) identifies a generation.
-
-    Threads share one cache: the generation and its counts are swapped together, and each call works on
-    the counts of the generation its own snapshot read, so a count is never used with the wrong totals.
-    """
-
-    def __init__(self) -> None:
-        self._current: tuple[bytes, dict[str, int]] = (b"", {})
-
-    def stats(self, connection: Connection, terms: Sequence[str]) -> CorpusStats:
+    def _current(self, connection: Connection) -> "_Generation":
+        """The index as this connection's snapshot sees it, read into memory once per generation."""
         records: dict[int, bytes | None] = dict(connection.execute(_RECORDS).all())
         averages = bytes(records.get(_AVERAGES_RECORD) or b"")
-        generation = averages + bytes(records.get(_STRUCTURE_RECORD) or b"")
-        seen, frequencies = self._current
-        if generation != seen:
-            frequencies = {}
-            self._current = (generation, frequencies)
-        missing = [term for term in terms if term not in frequencies]
-        if missing:
-            found: dict[str, int] = dict(connection.execute(_FREQUENCIES, {"terms": missing}).all())
-            frequencies.update({term: int(found.get(term, 0)) for term in missing})
-        totals = _varints(averages) or [0]
-        return CorpusStats(rows=totals[0], tokens=sum(totals[1:]),
-                           document_frequency={term: frequencies[term] for term in terms})
+        key = averages + bytes(records.get(_STRUCTURE_RECORD) or b"")
+        current = self._generation
+        if current is not None and current.key == key:
+            return current
+        with self._loading:  # one thread loads; the others wait for it rather than load the same again
+            current = self._generation
+            if current is None or current.key != key:
+                totals = _varints(averages) or [0]
+                current = _Generation.load(connection, key=key, rows=totals[0], tokens=sum(totals[1:]))
+                self._generation = current
+        return current
+
+
+class _Generation:
+    """One generation of the full-text index in memory, as the arrays a BM25 query needs.
+
+    Rows are numbered by position, in row-id order, so a tie broken by position is broken by row id.
+    Postings are grouped by term (`spans`), each group in row order: its rows (`positions`) and how often
+    the term occurs in each (`frequencies`).
+    """
+
+    def __init__(self, *, key: bytes, rows: int, tokens: int, spans: dict[str, tuple[int, int]],
+                 positions: npt.NDArray[np.int32], frequencies: Frequencies,
+                 rowids: Positions, lengths: Floats, documents: npt.NDArray[np.int32],
+                 audiences: Sequence[frozenset[str]]) -> None:
+        self.key = key
+        self.rows = rows
+        self.tokens = tokens
+        self._spans = spans
+        self._positions = positions
+        self._frequencies = frequencies
+        self._rowids = rowids
+        self._documents = documents
+        self._audiences = tuple(audiences)
+        average = CorpusStats(rows=rows, tokens=tokens, document_frequency={}).average_length
+        # FTS5: k1 * (1 - b + b * D / avgdl), the same operations in the same order.
+        self._norms: Floats = K1 * ((1.0 - B) + B * lengths / average)
+        self._masks: OrderedDict[tuple[frozenset[str], ...], npt.NDArray[np.bool_]] = OrderedDict()
+        self._masks_lock = threading.Lock()
+
+    @classmethod
+    def load(cls, connection: Connection, *, key: bytes, rows: int, tokens: int) -> "_Generation":
+        """Read the index in this connection's snapshot. Lists come as `group_concat` text, parsed by NumPy,
+        so no Python object is made per row or per posting."""
+        rowids, lengths = _row_sizes(connection)
+        doc_ids, documents = _row_documents(connection, rowids)
+        roles: dict[str, set[str]] = {}
+        for doc_id, role in connection.execute(_ALL_ROLES):
+            roles.setdefault(doc_id, set()).add(role)
+        connection.execute(_INSTANCE_VOCAB)
+        postings = _PostingsBuilder(rowids, capacity=tokens)
+        for term, joined in connection.execute(_POSTINGS):
+            postings.add(term, _integers(joined))
+        spans, positions, frequencies = postings.finish()
+        return cls(key=key, rows=rows, tokens=tokens, spans=spans, positions=positions, frequencies=frequencies,
+                   rowids=rowids, lengths=lengths, documents=documents,
+                   audiences=[frozenset(roles.get(doc_id, ())) for doc_id in doc_ids])
+
+    def stats(self, terms: Sequence[str]) -> CorpusStats:
+        frequency = {term: (span[1] - span[0]) if (span := self._spans.get(term)) else 0 for term in terms}
+        return CorpusStats(rows=self.rows, tokens=self.tokens, document_frequency=frequency)
+
+    def allowed(self, role_sets: Sequence[frozenset[str]]) -> npt.NDArray[np.bool_]:
+        """Per row, whether its document allows every party (no parties: any row that is a stored chunk)."""
+        key = tuple(role_sets)
+        with self._masks_lock:
+            mask = self._masks.get(key)
+            if mask is not None:
+                self._masks.move_to_end(key)
+                return mask
+        by_document = np.array([all(audience & roles for roles in key) for audience in self._audiences]
+                               + [False], dtype=np.bool_)  # the last entry is for rows of no chunk (-1)
+        mask = by_document[self._documents]
+        with self._masks_lock:
+            self._masks[key] = mask
+            while len(self._masks) > AUDIENCE_MASKS:
+                self._masks.popitem(last=False)
+        return mask
+
+    def top(self, terms: Sequence[str], allowed: npt.NDArray[np.bool_], limit: int) -> list[tuple[int, float]]:
+        """The best `limit` allowed rows matching any of the terms, by FTS5's BM25 over those terms (each a
+        phrase, in this order), best first, ties by row id: what `ORDER BY bm25(), rowid LIMIT` returns."""
+        scores = np.zeros(self._rowids.size, dtype=np.float64)
+        matched = np.zeros(self._rowids.size, dtype=np.bool_)
+        for term in terms:
+            span = self._spans.get(term)
+            if span is None:
+                continue
+            at = self._positions[span[0]:span[1]]
+            frequency = self._frequencies[span[0]:span[1]]
+            # FTS5: score += idf * ((freq * (k1 + 1)) / (freq + k1 * (1 - b + b * D / avgdl))), phrase by phrase.
+            weight = idf(self.rows, span[1] - span[0])
+            scores[at] += weight * ((frequency * (K1 + 1.0)) / (frequency + self._norms[at]))
+            matched[at] = True
+        hits = np.flatnonzero(matched & allowed)
+        if hits.size > limit:
+            values = scores[hits]
+            kth = np.partition(values, hits.size - limit)[hits.size - limit]
+            better = hits[values > kth]
+            hits = np.concatenate((better, hits[values == kth][:limit - better.size]))
+        best = hits[np.lexsort((hits, -scores[hits]))]
+        return [(int(self._rowids[at]), float(scores[at])) for at in best]
+
+
+class _PostingsBuilder:
+    """Occurrences (term by term, a row id per occurrence) into postings (a position and a frequency per row
+    holding the term), a batch of terms at a time so NumPy does the work. The postings are written into arrays
+    sized for `capacity` (the index's token count, which no count of (term, row) pairs exceeds) and trimmed in
+    place at the end, so the peak memory is little more than the result."""
+
+    BATCH: Final = 1 << 18
+    """Occurrences processed together."""
+
+    def __init__(self, rowids: Positions, *, capacity: int) -> None:
+        self._rowids = rowids
+        self._terms: list[str] = []
+        self._occurrences: list[Positions] = []
+        self._pending = 0
+        self._spans: dict[str, tuple[int, int]] = {}
+        self._positions = np.empty(capacity, dtype=np.int32)
+        self._frequencies: Frequencies = np.empty(capacity, dtype=np.uint16)
+        self._end = 0
+
+    def add(self, term: str, occurrences: Positions) -> None:
+        self._terms.append(term)
+        self._occurrences.append(occurrences)
+        self._pending += occurrences.size
+        if self._pending >= self.BATCH:
+            self._flush()
+
+    def finish(self) -> tuple[dict[str, tuple[int, int]], npt.NDArray[np.int32], Frequencies]:
+        self._flush()
+        self._positions.resize(self._end, refcheck=False)  # in place: no second copy
+        self._frequencies.resize(self._end, refcheck=False)
+        return self._spans, self._positions, self._frequencies
+
+    def _flush(self) -> None:
+        if not self._terms:
+            return
+        counts = np.array([part.size for part in self._occurrences], dtype=np.int64)
+        occurrences = np.concatenate(self._occurrences)
+        terms = np.repeat(np.arange(len(self._terms)), counts)
+        same_term = terms[1:] == terms[:-1]
+        if np.any((occurrences[1:] < occurrences[:-1]) & same_term):  # FTS5 lists them in row order
+            occurrences = occurrences[np.lexsort((occurrences, terms))]
+        first = np.flatnonzero(np.concatenate(([True], (occurrences[1:] != occurrences[:-1]) | ~same_term)))
+        rows = occurrences[first]
+        positions = np.minimum(np.searchsorted(self._rowids, rows), max(self._rowids.size - 1, 0))
+        if rows.size and not np.array_equal(self._rowids[positions], rows):
+            raise RuntimeError("the full-text index is inconsistent: a row has postings but no size record")
+        frequencies = np.diff(first, append=occurrences.size)
+        if frequencies.max(initial=0) > np.iinfo(self._frequencies.dtype).max:
+            self._frequencies = self._frequencies.astype(np.uint32)
+        end = self._end + first.size
+        if end > self._positions.size:  # not when the token count is right; grown rather than failed
+            self._positions.resize(2 * end, refcheck=False)
+            self._frequencies.resize(2 * end, refcheck=False)
+        self._positions[self._end:end] = positions
+        self._frequencies[self._end:end] = frequencies
+        for term, held in zip(self._terms, np.bincount(terms[first], minlength=len(self._terms)).tolist(),
+                              strict=True):
+            self._spans[term] = (self._end, self._end + held)
+            self._end += held
+        self._terms, self._occurrences, self._pending = [], [], 0
+
+
+def _integers(joined: str | None) -> Positions:
+    return np.fromstring(joined, dtype=np.int64, sep=",") if joined else np.zeros(0, dtype=np.int64)
+
+
+def _row_sizes(connection: Connection) -> tuple[Positions, Floats]:
+    """Every row id of the index in order, and the row's token count from its `docsize` record (a varint
+    per column, almost always one byte each), as FTS5's `bm25()` reads it."""
+    ids, widths, hexed = connection.execute(_ROW_SIZES).one()
+    rowids, width = _integers(ids), _integers(widths)
+    data = np.frombuffer(bytes.fromhex(hexed or ""), dtype=np.uint8)
+    if rowids.size == 0:
+        return rowids, np.zeros(0, dtype=np.float64)
+    starts = np.cumsum(width) - width
+    if width.min() > 0 and data.max() < 0x80:  # one byte per varint: a row's size is the sum of its bytes
+        return rowids, np.add.reduceat(data.astype(np.float64), starts)
+    blob = data.tobytes()
+    return rowids, np.array([sum(_varints(blob[at:at + n])) for at, n in zip(starts.tolist(), width.tolist(),
+                                                                             strict=True)], dtype=np.float64)
+
+
+def _row_documents(connection: Connection, rowids: Positions) -> tuple[list[str], npt.NDArray[np.int32]]:
+    """The stored documents, and per row of the index the position of its chunk's document (-1: none)."""
+    doc_ids: list[str] = []
+    parts: list[Positions] = []
+    for doc_id, joined in connection.execute(_ROW_DOCUMENTS):
+        doc_ids.append(doc_id)
+        parts.append(_integers(joined))
+    documents = np.full(rowids.size, -1, dtype=np.int32)
+    if not parts or rowids.size == 0:
+        return doc_ids, documents
+    chunk_rowids = np.concatenate(parts)
+    owners = np.repeat(np.arange(len(parts), dtype=np.int32), [part.size for part in parts])
+    at = np.minimum(np.searchsorted(rowids, chunk_rowids), rowids.size - 1)
+    indexed = rowids[at] == chunk_rowids
+    documents[at[indexed]] = owners[indexed]
+    return doc_ids, documents
 
 
 def split_by_postings(terms: Sequence[str], stats: CorpusStats,
@@ -277,10 +461,15 @@ def _rescored(connection: Connection, ranked: list[tuple[int, float]], terms: Se
     return sorted(scored, key=lambda item: (-item[1], item[0]))
 
 
-def _passages(connection: Connection, rowids: list[int]) -> dict[int, Row[Any]]:
+def _passages(connection: Connection, rowids: list[int],
+              role_sets: Sequence[frozenset[str]] | None) -> dict[int, Row[Any]]:
+    """The ranked rows' passages, each checked once more against its document's roles in this snapshot: the
+    ranking used the audiences of the index generation (every ingest that changes them starts a new one)."""
     if not rowids:
         return {}
-    return {int(row.fts_rowid): row for row in connection.execute(_PASSAGES, {"rowids": rowids})}
+    rows = connection.execute(_PASSAGES, {"rowids": rowids})
+    return {int(row.fts_rowid): row for row in rows
+            if role_sets is None or all(frozenset(row.roles or ()) & party for party in role_sets)}
 
 
 def _retrieved(row: Row[Any], score: float) -> RetrievedChunk:

@@ -6,7 +6,7 @@ import pytest
 
 from bot.cli import main
 
-KEYS = ["chunks", "ingest_chunks_per_s", "retrieve_p50_ms", "retrieve_p95_ms", "ask_p50_ms", "ask_p95_ms",
+KEYS = ["chunks", "embedder", "ingest_chunks_per_s", "retrieve_p50_ms", "retrieve_p95_ms", "ask_p50_ms", "ask_p95_ms",
         "peak_rss_mb", "peer_retrieve_p50_ms", "peer_ratio"]
 
 

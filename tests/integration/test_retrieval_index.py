@@ -1,12 +1,14 @@
 """The SQLite index: the audience filter runs before the top-k, and scores are comparable across questions."""
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, text
 
 from core.domain import Audience, Party
+from core.eval.bench_corpus import write_corpus
 from core.retrieval import IndexUnavailable, Ingestor, SqliteIndex
 from core.retrieval import index as index_module
 from core.storage import make_engine
@@ -174,3 +176,72 @@ def test_the_index_refuses_a_database_without_fts5() -> None:
     engine = make_engine("postgresql+psycopg://nobody@127.0.0.1:1/none")  # never connects
     with pytest.raises(IndexUnavailable, match="needs SQLite FTS5"):
         SqliteIndex(engine)
+
+
+def reference_search(engine: Engine, question: str, role_sets: Sequence[frozenset[str]] | None, *, limit: int,
+                     budget: int) -> list[tuple[str, float]]:
+    """The ranking rule computed by FTS5 itself in SQL: `bm25()`, the audience applied by a join before the
+    LIMIT, candidates from the rarest terms over the budget, re-scored by `bm25()` over the whole query."""
+    terms = index_module.query_terms(question)
+    with engine.connect() as connection:
+        rows = connection.execute(text("SELECT count(*) FROM chunks_fts")).scalar_one()
+        vocab = dict(connection.execute(text("SELECT term, doc FROM chunks_fts_vocab")).all())
+        stats = index_module.CorpusStats(rows=rows, tokens=0, document_frequency={t: vocab.get(t, 0) for t in terms})
+        parties = "".join(
+            " AND c.doc_id IN (SELECT doc_id FROM document_roles WHERE role IN ({}))".format(
+                ", ".join(f"'{role}'" for role in sorted(roles))) for roles in role_sets or ())
+
+        def ranked(match: Sequence[str], top: int) -> list[tuple[int, float]]:
+            found = connection.execute(text(
+                "SELECT f.rowid, -bm25(chunks_fts) FROM chunks_fts AS f JOIN chunks AS c ON c.fts_rowid = f.rowid "
+                f"WHERE chunks_fts MATCH :match{parties} ORDER BY bm25(chunks_fts), f.rowid LIMIT :top"),
+                {"match": index_module.match_expression(match), "top": top}).all()
+            return [(int(rowid), float(score)) for rowid, score in found]
+
+        selective, rest = index_module.split_by_postings(terms, stats, budget)
+        best: list[tuple[int, float]] = []
+        wanted = max(limit * index_module.CANDIDATES_PER_RESULT, index_module.MIN_CANDIDATES)
+        candidates = ranked(selective, wanted) if rest else []
+        if rest and len(candidates) >= wanted:
+            rowids = ", ".join(str(rowid) for rowid, _ in candidates)
+            rescored = connection.execute(text(
+                "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts "
+                f"WHERE chunks_fts MATCH :match AND rowid IN ({rowids})"),
+                {"match": index_module.match_expression(terms)}).all()
+            best = sorted(((int(rowid), float(score)) for rowid, score in rescored),
+                          key=lambda item: (-item[1], item[0]))[:limit]
+        elif selective:
+            best = ranked(selective + rest, limit)
+        chunk_ids = dict(connection.execute(text("SELECT fts_rowid, chunk_id FROM chunks")).all())
+    ceiling = stats.ceiling(terms)
+    return [(chunk_ids[rowid], min(1.0, score / ceiling)) for rowid, score in best]
+
+
+def test_the_in_memory_ranking_is_fts5s_own_for_every_audience_budget_and_depth(
+        sqlite_engine: Engine, tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "kb", chunks=600, seed=11)  # a tenth of it for HR only, a tenth for legal
+    assert not Ingestor(sqlite_engine, progress=False).ingest(corpus.root).errors
+    audiences: list[tuple[frozenset[str], ...] | None] = [
+        STAFF.role_sets(), HR.role_sets(), GUEST.role_sets(), (frozenset({"legal"}), frozenset({"everyone"})),
+        (frozenset({"hr", "everyone"}), frozenset({"legal", "everyone"})), None]
+    questions = [*corpus.queries[:30], "records", "annual leave limits", "zorblax policy"]
+    compared = 0
+    for budget in (index_module.POSTING_BUDGET, 40, 1):
+        index = SqliteIndex(sqlite_engine, posting_budget=budget)
+        for question in questions:
+            for role_sets in audiences:
+                for limit in (1, 8):
+                    found = [(c.chunk_id, c.score) for c in index._search(question, role_sets=role_sets, limit=limit)]
+                    expected = reference_search(sqlite_engine, question, role_sets, limit=limit, budget=budget)
+                    assert [chunk_id for chunk_id, _ in found] == [chunk_id for chunk_id, _ in expected], question
+                    assert [score for _, score in found] == pytest.approx([s for _, s in expected], rel=1e-9, abs=1e-12)
+                    compared += bool(found)
+    assert compared > 500
+
+
+def test_a_document_restricted_behind_the_index_s_back_is_still_never_returned(index: SqliteIndex,
+                                                                               sqlite_engine: Engine) -> None:
+    assert {c.doc_id for c in index.search("guest wifi network", audience=GUEST, limit=5)} == {"visitors"}
+    with sqlite_engine.begin() as connection:  # roles changed without an ingest: the index generation stays
+        connection.execute(text("DELETE FROM document_roles WHERE doc_id = 'visitors' AND role = 'guests'"))
+    assert index.search("guest wifi network", audience=GUEST, limit=5) == []

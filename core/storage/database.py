@@ -6,6 +6,8 @@ transactions so DDL is transactional too (a half-applied migration is rolled bac
 uses a single shared connection, or every session would see its own empty database.
 """
 
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any, Final
 
@@ -52,7 +54,7 @@ def _sqlite_engine(url: URL) -> Engine:
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not in_memory:
-            cursor.execute("PRAGMA journal_mode = WAL")
+            _enable_wal(cursor)
             cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.close()
 
@@ -63,6 +65,21 @@ def _sqlite_engine(url: URL) -> Engine:
     event.listen(engine, "connect", on_connect)
     event.listen(engine, "begin", on_begin)
     return engine
+
+
+def _enable_wal(cursor: Any) -> None:
+    """Switch a file database to WAL (a setting stored in the file, so once is enough). The switch needs the
+    file to itself and SQLite does not call the busy handler for it: when several workers open a new database
+    at once, the losers retry here until the busy timeout, as their other statements would wait."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def alembic_config(connection: Connection) -> Config:

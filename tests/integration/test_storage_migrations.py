@@ -51,7 +51,7 @@ def test_a_database_never_migrated_has_no_revision(database_url: str) -> None:
 
 
 def test_workers_starting_together_all_migrate_without_error(database_url: str) -> None:
-    workers = 4
+    workers = 8
     start = Barrier(workers)
 
     def start_worker(_: int) -> str | None:

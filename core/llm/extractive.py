@@ -18,7 +18,7 @@ from core.application.ports import Embedder, GenerationRequest
 from core.domain import RetrievedChunk
 from core.text import STOPWORDS, capitalised_names, content_stems, numbers, stem, words
 
-AnswerType = Literal["amount", "time", "count", "person", "name", "phone", "any"]
+AnswerType = Literal["amount", "time", "age", "count", "person", "name", "phone", "any"]
 
 MIN_OVERLAP: Final = 0.6
 TYPED_MIN_OVERLAP: Final = 0.3
@@ -49,9 +49,12 @@ SEMANTIC_VETO: Final = 0.2
 _TYPE_CUES: Final[tuple[tuple[AnswerType, re.Pattern[str]], ...]] = (
     ("phone", re.compile(r"\b(phone|telephone|fax) number\b|\bwhat number\b", re.I)),
     ("count", re.compile(r"\bhow many\b", re.I)),
+    ("age", re.compile(r"\b(until|from|at|by|before|after|under|over|of) what age\b|\bhow old\b|"
+                       r"\b(minimum|maximum|youngest|oldest) age\b", re.I)),
     ("time", re.compile(r"\b(how long|how soon|how quickly|how fast|how far in advance|how early|how late|"
                         r"how often|by when|what time|what day|which day|what night|deadline|lead time|"
-                        r"until what age|how old|last day|first day)\b|^\s*when\b", re.I)),
+                        r"how much (?:advance )?(?:notice|warning|time)|last day|first day)\b|^\s*when\b",
+                        re.I)),
     ("amount", re.compile(r"\b(how much|how big|how large|how high|rate|fee|fees|cost|costs|price|cap|limit|"
                           r"budget|allowance|maximum|minimum|premium|percentage|"
                           r"per (?:hour|day|week|mile|night|year|month))\b", re.I)),
@@ -73,7 +76,7 @@ _ADDRESSED_TO_ASSISTANTS: Final = re.compile(
 _TIME_WORDS: Final = re.compile(
     r"\b(minutes?|hours?|days?|weeks?|months?|years?|hrs?|min|business days?|monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|"
-    r"december|midnight|noon|immediately|same day|next day|before|after|within|age)\b", re.I)
+    r"december|midnight|noon|immediately|same day|next day|before|after|within)\b", re.I)
 _NUMBER_WORDS: Final = re.compile(r"\b(two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|"
                                   r"half|once|twice)\b", re.I)
 """Quantities written out; "one" is left out, as it is mostly a pronoun ("no one", "one of our clinics")."""
@@ -182,7 +185,7 @@ def _answers(best: ScoredUnit, question: str, chunks: Sequence[RetrievedChunk]) 
     answer_type = expected_answer_type(question)
     if best.semantic is not None and best.semantic >= SEMANTIC_FLOOR:
         return True
-    if answer_type == "any" and conflicting_modifier(question, best.unit.text):
+    if conflicting_modifier(question, best.unit.text):
         return False
     from_top_chunk = best.unit.chunk.chunk_id == max(chunks, key=lambda c: c.score).chunk_id
     if best.semantic is not None:
@@ -222,6 +225,7 @@ def has_answer_type(text: str, answer_type: AnswerType) -> bool:
     checks = {
         "amount": has_quantity,
         "count": has_quantity,
+        "age": has_quantity,
         "time": bool(_TIME_WORDS.search(text)) or bool(_CLOCK_TIME.search(text)),
         "phone": bool(_PHONE_LIKE.search(text)),
         "person": bool(_ROLE_WORDS.search(text)) or bool(_CAPITALISED_INSIDE.search(text)),

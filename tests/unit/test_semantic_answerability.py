@@ -137,3 +137,31 @@ def test_a_quoted_claim_is_supported_without_embedding_anything() -> None:
     assert unsupported_reason(claim, [POLICY], embedder=embedder) is None
     assert citation_tier(claim.text, POLICY, embedder=embedder) == "direct"
     assert embedder.calls == 0
+
+
+def test_an_age_question_is_answered_by_the_number_that_states_the_age() -> None:
+    proxy = chunk("Parents have proxy access to a child's account until the child turns 12.",
+                  heading="Portal > Proxy access")
+
+    answered = ask(ExtractiveModel(), "Until what age do parents have proxy access?", [proxy])
+
+    assert answered["found"] is True
+    assert "12" in str(answered["answer"])
+
+
+def test_how_much_notice_asks_for_a_time_not_an_amount() -> None:
+    swaps = chunk("A shift swap posted with less notice than the rota allows costs $20. "
+                  "Post the swap at least 48 hours before the shift.", heading="Rota > Shift swaps")
+
+    answered = ask(ExtractiveModel(), "How much notice do I give for a shift swap?", [swaps])
+
+    assert answered["found"] is True
+    assert "48 hours" in str(answered["answer"]) and "$20" not in str(answered["answer"])
+
+
+def test_a_typed_question_about_another_kind_of_the_thing_is_refused() -> None:
+    stated = chunk("The northern flow keeps the name IJssel for 40 km until it flows into the lake.",
+                   heading="Delta > Distributaries")
+
+    assert ask(ExtractiveModel(), "For how many km does the southern flow keep its name?", [stated])["found"] is False
+    assert ask(ExtractiveModel(), "For how many km does the northern flow keep its name?", [stated])["found"] is True

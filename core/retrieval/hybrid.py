@@ -19,8 +19,9 @@ from sqlalchemy import JSON, Date, Engine, bindparam, text
 
 from core.application.ports import Embedder
 from core.domain import Audience, Passage, RetrievedChunk, is_visible
-from core.retrieval.embeddings import Matrix, VectorStore, as_matrix
+from core.retrieval.embeddings import VectorStore, as_matrix
 from core.retrieval.index import SqliteIndex
+from core.retrieval.vector_search import Matrix
 
 log = logging.getLogger(__name__)
 

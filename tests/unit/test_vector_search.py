@@ -1,0 +1,59 @@
+"""Vector search over the rows an audience may see: exact, and through the inverted file beyond the limit."""
+
+import numpy as np
+import pytest
+
+from core.retrieval.embeddings import normalise
+from core.retrieval.vector_search import ExactSearch, InvertedFileSearch, Matrix, row_search
+
+ROWS, DIM, TOPICS = 4000, 32, 40
+
+
+@pytest.fixture(scope="module")
+def vectors() -> Matrix:
+    """Rows clustered around topics, as chunk vectors are."""
+    rng = np.random.default_rng(3)
+    topics = rng.standard_normal((TOPICS, DIM), dtype=np.float32)
+    return normalise(topics[rng.integers(0, TOPICS, ROWS)] + 0.3 * rng.standard_normal((ROWS, DIM), dtype=np.float32))
+
+
+@pytest.fixture(scope="module")
+def inverted_file(vectors: Matrix) -> InvertedFileSearch:
+    return InvertedFileSearch(vectors, nprobe=8)
+
+
+def test_the_search_is_exact_up_to_the_limit_and_an_inverted_file_beyond(vectors: Matrix) -> None:
+    assert isinstance(row_search(vectors, exact_limit=ROWS), ExactSearch)
+    assert isinstance(row_search(vectors, exact_limit=ROWS - 1), InvertedFileSearch)
+
+
+def test_the_inverted_file_finds_what_exact_search_finds(vectors: Matrix, inverted_file: InvertedFileSearch) -> None:
+    exact = ExactSearch(vectors)
+    queries = vectors[::200]
+    found = [set(inverted_file.search(q, visible=None, limit=10)[0]) & set(exact.search(q, visible=None, limit=10)[0])
+             for q in queries]
+    assert np.mean([len(common) / 10 for common in found]) >= 0.9
+
+
+def test_only_visible_rows_are_returned_and_as_many_as_asked(vectors: Matrix,
+                                                              inverted_file: InvertedFileSearch) -> None:
+    query = vectors[0]
+    nearest, _ = ExactSearch(vectors).search(query, visible=None, limit=200)
+    visible = np.ones(ROWS, dtype=np.bool_)
+    visible[nearest] = False  # the query's whole neighbourhood is hidden
+
+    for search in (ExactSearch(vectors), inverted_file):
+        rows, scores = search.search(query, visible=visible, limit=20)
+        assert len(rows) == 20
+        assert visible[rows].all()
+        assert list(scores) == sorted(scores, reverse=True)
+
+
+def test_a_narrow_audience_gets_its_few_rows_from_the_inverted_file(vectors: Matrix,
+                                                                     inverted_file: InvertedFileSearch) -> None:
+    visible = np.zeros(ROWS, dtype=np.bool_)
+    visible[[5, 1500, 3999]] = True
+
+    rows, _ = inverted_file.search(vectors[0], visible=visible, limit=30)
+
+    assert sorted(rows) == [5, 1500, 3999]

@@ -18,7 +18,7 @@ from core.application.ports import Embedder, GenerationRequest
 from core.domain import RetrievedChunk
 from core.text import STOPWORDS, capitalised_names, content_stems, numbers, stem, words
 
-AnswerType = Literal["amount", "time", "age", "count", "person", "name", "phone", "any"]
+AnswerType = Literal["amount", "time", "age", "count", "place", "person", "name", "phone", "any"]
 
 MIN_OVERLAP: Final = 0.6
 TYPED_MIN_OVERLAP: Final = 0.3
@@ -55,6 +55,9 @@ _TYPE_CUES: Final[tuple[tuple[AnswerType, re.Pattern[str]], ...]] = (
                         r"how often|by when|what time|what day|which day|what night|deadline|lead time|"
                         r"how much (?:advance )?(?:notice|warning|time)|last day|first day)\b|^\s*when\b",
                         re.I)),
+    ("place", re.compile(r"^\s*where\b|\bwhere (is|are|do|does|did|can|should|must|was|were|to)\b|"
+                         r"\b(what|which) (country|city|town|region|state|province|building|floor|room|"
+                         r"location|address|site|continent|river|sea|island|office|ward|wing)\b", re.I)),
     ("amount", re.compile(r"\b(how much|how big|how large|how high|rate|fee|fees|cost|costs|price|cap|limit|"
                           r"budget|allowance|maximum|minimum|premium|percentage|"
                           r"per (?:hour|day|week|mile|night|year|month))\b", re.I)),
@@ -66,6 +69,11 @@ _TYPE_CUES: Final[tuple[tuple[AnswerType, re.Pattern[str]], ...]] = (
 _TYPE_CUES_BY_NAME: Final = dict(_TYPE_CUES)
 _ROLE_WORDS: Final = re.compile(r"\b(director|manager|lead|officer|supervisor|team|desk|department|nurse|"
                                 r"physician|owner|administrator|committee|coordinator|head|chief|hr|it)\b", re.I)
+_PLACE_WORDS: Final = re.compile(r"\b(room|floor|building|office|desk|wing|ward|station|site|lobby|reception|"
+                                 r"entrance|cabinet|drawer|locker|closet|shelf|fridge|freezer|portal|page|website|"
+                                 r"folder|drive|channel|inbox|street|road|city|country|region|north|south|east|"
+                                 r"west|northern|southern|eastern|western|near|between|beside)\b", re.I)
+"""Words that say where: a statement answering "where ..." names a place or one of these."""
 _CLOCK_TIME: Final = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b", re.I)
 """A time of day: a number, but never an amount or a count."""
 _PHONE_LIKE: Final = re.compile(r"\d[\d ().-]{5,}\d")
@@ -230,6 +238,7 @@ def has_answer_type(text: str, answer_type: AnswerType) -> bool:
         "phone": bool(_PHONE_LIKE.search(text)),
         "person": bool(_ROLE_WORDS.search(text)) or bool(_CAPITALISED_INSIDE.search(text)),
         "name": bool(_CAPITALISED_INSIDE.search(text)),
+        "place": bool(_CAPITALISED_INSIDE.search(text)) or bool(_PLACE_WORDS.search(text)),
     }
     return checks.get(answer_type, True)
 

@@ -165,3 +165,13 @@ def test_a_typed_question_about_another_kind_of_the_thing_is_refused() -> None:
 
     assert ask(ExtractiveModel(), "For how many km does the southern flow keep its name?", [stated])["found"] is False
     assert ask(ExtractiveModel(), "For how many km does the northern flow keep its name?", [stated])["found"] is True
+
+
+def test_a_where_question_is_answered_by_the_statement_that_names_a_place() -> None:
+    laptops = chunk("Returned laptops are wiped within 2 days of return. Drop them off at the IT desk on floor 3.",
+                    heading="Equipment > Returning a laptop")
+
+    answered = ask(ExtractiveModel(), "Where do I drop off returned laptops?", [laptops])
+
+    assert answered["found"] is True
+    assert "IT desk" in str(answered["answer"]) and "wiped" not in str(answered["answer"])

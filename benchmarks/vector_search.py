@@ -96,7 +96,7 @@ def main() -> None:
         audiences = np.random.default_rng(size)
         exact = timed(store_over(ExactSearch(matrix), size, audiences), queries, asker)
         started = time.perf_counter()
-        inverted_file = InvertedFileSearch(matrix)
+        inverted_file = InvertedFileSearch.of(matrix)
         build = time.perf_counter() - started
         del matrix
         approximate = timed(store_over(inverted_file, size, np.random.default_rng(size)), queries, asker)

@@ -33,13 +33,20 @@ import numpy as np
 import numpy.typing as npt
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from sqlalchemy import Engine, bindparam, delete, insert, or_, select, text
+from sqlalchemy import Engine, bindparam, delete, insert, literal_column, or_, select, text
 
 from core.application.ports import Embedder
 from core.config import Settings
 from core.domain import Audience, is_visible
 from core.retrieval.ingest import Ingestor, IngestReport
-from core.retrieval.vector_search import Matrix, RowSearch, row_search
+from core.retrieval.vector_search import (
+    EXACT_LIMIT,
+    ExactSearch,
+    InvertedFileSearch,
+    Matrix,
+    RowSearch,
+    training_rows,
+)
 from core.storage.tables import ChunkEmbeddingRow, ChunkRow, DocumentRoleRow
 
 MINILM_MODEL_ID: Final = "all-MiniLM-L6-v2-onnx-int8@1.0.0"
@@ -51,6 +58,8 @@ BATCH: Final = 8
 fastest on two cores; the vectors do not depend on it."""
 EMBED_BATCH: Final = 256
 """Chunks read, embedded and written per transaction by `embed_pending`."""
+LOAD_BLOCK: Final = 4096
+"""Vectors read into the search per block when the store loads."""
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -317,23 +326,24 @@ class _Vectors:
 
 
 _SIGNATURE: Final = text(
-    "SELECT (SELECT count(*) FROM chunk_embeddings), "
-    "(SELECT max(rowid) FROM chunk_embeddings WHERE model = :model), "
+    "SELECT (SELECT max(rowid) FROM chunk_embeddings WHERE model = :model), "
     "(SELECT count(*) FROM document_roles), (SELECT block FROM chunks_fts_data WHERE id = 10)")
-"""Changes whenever a vector is written or removed, checked before every search, so each part is cheap (an
-aggregate over the model's rows took 13 ms at 100k): a new vector gets a row id above the model's highest
-(a rewritten one too, unless its old row held that id), removing one lowers the count, and an ingest that
-changes any chunk (which removes its vector by cascade) rewrites the full-text index's structure record
-(row 10 of `chunks_fts_data`)."""
+"""Changes whenever a vector is written or removed, checked before every search, so each part is cheap (a
+count of the vectors took 2 ms at 100k, an aggregate over the model's rows 13 ms): a new vector gets a row id
+above the model's highest (a rewritten one too, unless its old row held that id), and an ingest that changes
+any chunk (which removes its vector by cascade, the only way one is removed) rewrites the full-text index's
+structure record (row 10 of `chunks_fts_data`)."""
+_VECTOR_COUNT: Final = text("SELECT count(*) FROM chunk_embeddings WHERE model = :model")
 
 
 class VectorStore:
     """The current model's vectors in memory, with their documents' audiences; reloaded when they change.
     Searched exactly up to `EXACT_LIMIT` chunks, through an inverted-file index beyond (`vector_search`)."""
 
-    def __init__(self, engine: Engine, model_id: str) -> None:
+    def __init__(self, engine: Engine, model_id: str, *, exact_limit: int = EXACT_LIMIT) -> None:
         self._engine = engine
         self._model_id = model_id
+        self._exact_limit = exact_limit
         self._signature: tuple[Any, ...] | None = None
         self._vectors: _Vectors | None = None
         self._visible: dict[tuple[frozenset[str], ...], npt.NDArray[np.bool_]] = {}
@@ -360,39 +370,54 @@ class VectorStore:
         with self._engine.connect() as connection:
             signature = tuple(connection.execute(_SIGNATURE, {"model": self._model_id}).one())
             if signature != self._signature or self._vectors is None:
-                self._vectors = self._load(connection, capacity=int(signature[0]))
+                capacity = int(connection.execute(_VECTOR_COUNT, {"model": self._model_id}).scalar_one())
+                self._vectors = self._load(connection, capacity=capacity)
                 self._signature, self._visible = signature, {}
         return self._vectors
 
     def _load(self, connection: Any, *, capacity: int) -> _Vectors:
-        """The vectors streamed into one matrix of at most `capacity` rows (the model's vector count), so
-        loading takes little more memory than the matrix itself."""
+        """The vectors streamed a block at a time into the search that suits their number (`capacity`, the
+        model's stored vector count): an exact search's matrix, or an inverted file trained first on a sample, so a
+        large knowledge base is never held as float32 all at once."""
         roles: dict[str, set[str]] = {}
         for doc_id, role in connection.execute(select(DocumentRoleRow.doc_id, DocumentRoleRow.role)):
             roles.setdefault(doc_id, set()).add(role)
-        rows = connection.execute(
-            select(ChunkEmbeddingRow.chunk_id, ChunkRow.doc_id, ChunkEmbeddingRow.vector, ChunkEmbeddingRow.dim)
+        doc_ids = sorted(roles)
+        position = {doc_id: n for n, doc_id in enumerate(doc_ids)}
+        inverted_file = (InvertedFileSearch(self._training_sample(connection, capacity), expected_rows=capacity)
+                         if capacity > self._exact_limit else None)
+        chunk_ids: list[str] = []
+        doc_index: list[int] = []
+        blocks: list[Matrix] = []
+        result = connection.execute(
+            select(ChunkEmbeddingRow.chunk_id, ChunkRow.doc_id, ChunkEmbeddingRow.vector)
             .join(ChunkRow, ChunkRow.chunk_id == ChunkEmbeddingRow.chunk_id)
             .where(ChunkEmbeddingRow.model == self._model_id, ChunkEmbeddingRow.content_hash == ChunkRow.content_hash)
             .order_by(ChunkEmbeddingRow.chunk_id))
-        doc_ids = sorted(roles)
-        position = {doc_id: n for n, doc_id in enumerate(doc_ids)}
-        chunk_ids: list[str] = []
-        doc_index: list[int] = []
-        matrix = np.zeros((0, 1), dtype=np.float32)
-        for chunk_id, doc_id, vector, dim in rows:
-            if doc_id not in position:
+        for part in result.partitions(LOAD_BLOCK):
+            kept = [row for row in part if row.doc_id in position]
+            if not kept:
                 continue
-            if len(chunk_ids) == matrix.shape[0]:  # the first row (or more rows than counted: grow, never fail)
-                grown = np.empty((max(capacity, 2 * len(chunk_ids), 1), int(dim)), dtype=np.float32)
-                grown[:len(chunk_ids)] = matrix[:len(chunk_ids)]
-                matrix = grown
-            matrix[len(chunk_ids)] = np.frombuffer(vector, dtype="<f4")
-            chunk_ids.append(chunk_id)
-            doc_index.append(position[doc_id])
-        return _Vectors(chunk_ids=tuple(chunk_ids), rows=row_search(matrix[:len(chunk_ids)]),
-                        doc_index=np.array(doc_index, dtype=np.int32),
+            block = np.stack([np.frombuffer(row.vector, dtype="<f4") for row in kept])
+            if inverted_file is not None:
+                inverted_file.add(block)
+            else:
+                blocks.append(block)
+            chunk_ids.extend(row.chunk_id for row in kept)
+            doc_index.extend(position[row.doc_id] for row in kept)
+        search = inverted_file or ExactSearch(np.concatenate(blocks) if blocks else np.zeros((0, 1), np.float32))
+        return _Vectors(chunk_ids=tuple(chunk_ids), rows=search, doc_index=np.array(doc_index, dtype=np.int32),
                         doc_audiences=tuple(frozenset(roles[doc_id]) for doc_id in doc_ids))
+
+    def _training_sample(self, connection: Any, capacity: int) -> Matrix:
+        """Every n-th stored vector of the model (by SQLite row id), enough to train the inverted file."""
+        wanted = training_rows(capacity)
+        every = max(1, capacity // wanted)
+        vectors = connection.execute(
+            select(ChunkEmbeddingRow.vector)
+            .where(ChunkEmbeddingRow.model == self._model_id, literal_column("chunk_embeddings.rowid") % every == 0)
+            .limit(wanted)).scalars()
+        return np.stack([np.frombuffer(vector, dtype="<f4") for vector in vectors])
 
 
 def build_embedder(kind: str, settings: Settings | None = None) -> Embedder | None:

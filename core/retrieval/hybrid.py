@@ -13,6 +13,7 @@ vaguely related still scores low.
 
 import logging
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
 from sqlalchemy import JSON, Date, Engine, bindparam, text
@@ -32,6 +33,8 @@ FUSION = "sum"
 `rrf` and `max` are kept for measurement (benchmarks/semantic_recall.py)."""
 CANDIDATES: Final = 30
 """Candidates taken from each list before fusion."""
+EMBEDDING_THREADS: Final = 4
+"""Questions embedded at once (beside their BM25 searches); more wait their turn."""
 COSINE_ZERO: Final = 0.30
 COSINE_ONE: Final = 0.80
 """Cosine mapped to score 0 and 1: MiniLM gives unrelated English sentences cosines up to about 0.3."""
@@ -69,6 +72,7 @@ class HybridIndex:
         self._bm25 = bm25 or SqliteIndex(engine)
         self._vectors = VectorStore(engine, embedder.model_id)
         self._candidates = candidates
+        self._embedding_pool = ThreadPoolExecutor(max_workers=EMBEDDING_THREADS, thread_name_prefix="embed-question")
 
     @property
     def bm25(self) -> SqliteIndex:
@@ -78,8 +82,10 @@ class HybridIndex:
         if limit <= 0 or not query.strip():
             return []
         wanted = max(limit, self._candidates)
+        # The question is embedded while BM25 runs: the model releases the GIL, and the two take about as long.
+        embedding = self._embedding_pool.submit(self._query_vector, query)
         lexical = self._bm25.search(query, audience=audience, limit=wanted)
-        query_vector = self._query_vector(query)
+        query_vector = embedding.result()
         if query_vector is None:
             return lexical[:limit]
         nearest = self._vectors.search(query_vector, audience=audience, limit=wanted)

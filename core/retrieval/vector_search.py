@@ -1,14 +1,15 @@
 """Nearest vectors among the rows an audience may see: exact on NumPy up to `EXACT_LIMIT` rows, an inverted-file
-index (faiss `IndexIVFFlat`) beyond it. Both take the audience's row mask before they rank, so the top-k is
-always the top-k of what the audience may see.
+index (faiss `IndexIVFScalarQuantizer`, 8 bits a dimension) beyond it. Both take the audience's row mask before
+they rank, so the top-k is always the top-k of what the audience may see.
 
-Measured on 2 shared cores (`benchmarks/vector_search.py`, 384 dimensions, the asker sees half the rows, 30
-nearest): exact search is 8 ms p50 / 11 ms p95 at 100k rows, 26 / 38 ms at 300k and 86 / 120 ms at 1M, so past
-about 150k rows it no longer fits the 20 ms retrieval budget beside BM25. The inverted file probes the
-`nprobe` lists whose centroids are nearest the query and compares the query with their rows alone; with the
-mask passed in (faiss `IDSelectorBitmap`), hidden rows are skipped inside the scan. When the probed lists hold
-fewer visible rows than asked for (a narrow audience), the search is repeated over every list, which is
-exact. sqlite-vec would keep the vectors in SQLite, but this Python's `sqlite3` cannot load extensions.
+Measured on 2 cores (`benchmarks/vector_search.py` over the 100k MiniLM vectors of `sourced bench`, the asker
+seeing half the rows, 30 nearest): exact search is 4.9 ms p50 at 100k rows and grows linearly (about 50 ms at
+1M), and holds 1.5 kB a row; the inverted file answers in under a millisecond with recall@30 near 0.98 and holds
+a quarter of that. It probes the `NPROBE` lists whose centroids are nearest the query and compares the query with
+their rows alone; with the mask passed in (faiss `IDSelectorBitmap`), hidden rows are skipped inside the scan.
+When the probed lists hold fewer visible rows than asked for (a narrow audience), the search is repeated over
+every list, which is exact. sqlite-vec would keep the vectors in SQLite, but this Python's `sqlite3` cannot load
+extensions.
 """
 
 from typing import Any, Final, Protocol
@@ -21,14 +22,12 @@ Mask = npt.NDArray[np.bool_]
 Hits = tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]
 """Row numbers and their cosines, best first."""
 
-EXACT_LIMIT: Final = 150_000
-"""Rows up to which search is exact (see the module docstring for the measurements)."""
-LISTS_PER_SQRT_ROW: Final = 1
-"""Inverted lists: about √rows, so a probe and a list scan cost about the same."""
+EXACT_LIMIT: Final = 20_000
+"""Rows up to which search is exact: about a millisecond there, and no index to train."""
 NPROBE: Final = 32
-"""Lists scanned per query: recall@30 0.96 on 300k MiniLM-like vectors (`benchmarks/vector_search.py`)."""
+"""Lists scanned per query (see the module docstring)."""
 TRAINING_ROWS_PER_LIST: Final = 40
-"""k-means sample per list (faiss warns under 39); the sample, not every row, sets the training time."""
+"""k-means sample per list (faiss warns under 39): the sample, not every row, sets the training time."""
 
 
 class RowSearch(Protocol):
@@ -37,11 +36,8 @@ class RowSearch(Protocol):
     def search(self, query: Matrix, *, visible: Mask | None, limit: int) -> Hits: ...
 
 
-def row_search(matrix: Matrix, *, exact_limit: int = EXACT_LIMIT) -> RowSearch:
-    """The search that suits the matrix's size."""
-    if matrix.shape[0] <= exact_limit:
-        return ExactSearch(matrix)
-    return InvertedFileSearch(matrix)
+def _no_hits() -> Hits:
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
 
 
 class ExactSearch:
@@ -54,7 +50,7 @@ class ExactSearch:
     def search(self, query: Matrix, *, visible: Mask | None, limit: int) -> Hits:
         rows = np.arange(self.rows) if visible is None else np.flatnonzero(visible)
         if limit <= 0 or rows.size == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+            return _no_hits()
         # Every row's cosine, then the audience's: copying its rows out first (`matrix[rows]`) cost three times
         # the product itself. A chunk's cosine is thus the same whoever asks.
         scores = (self.matrix @ query.reshape(-1))[rows]
@@ -64,29 +60,49 @@ class ExactSearch:
         return rows[top].astype(np.int64), scores[top]
 
 
-class InvertedFileSearch:
-    """faiss's inverted file over the rows (inner product = cosine, the vectors being unit length). It keeps
-    its own copy of the vectors, so the caller's matrix can be freed."""
+def lists_for(rows: int) -> int:
+    """About √rows inverted lists, so that probing the centroids and scanning a list cost about the same."""
+    return max(1, int(np.sqrt(rows)))
 
-    def __init__(self, matrix: Matrix, *, nprobe: int = NPROBE, seed: int = 0) -> None:
+
+def training_rows(rows: int) -> int:
+    return min(rows, lists_for(rows) * TRAINING_ROWS_PER_LIST)
+
+
+class InvertedFileSearch:
+    """faiss's inverted file (inner product = cosine, the vectors being unit length), trained on a sample of the
+    rows, then filled a block at a time, so the rows never need to be in memory all at once as float32."""
+
+    def __init__(self, sample: Matrix, *, expected_rows: int, nprobe: int = NPROBE) -> None:
         import faiss  # noqa: PLC0415  # only large knowledge bases need it
 
-        self.rows = int(matrix.shape[0])
-        lists = max(1, int(LISTS_PER_SQRT_ROW * np.sqrt(self.rows)))
-        quantizer = faiss.IndexFlatIP(matrix.shape[1])
-        self._index = faiss.IndexIVFFlat(quantizer, matrix.shape[1], lists, faiss.METRIC_INNER_PRODUCT)
-        sample = np.random.default_rng(seed).choice(self.rows, size=min(self.rows, lists * TRAINING_ROWS_PER_LIST),
-                                                    replace=False)
-        self._index.train(np.ascontiguousarray(matrix[np.sort(sample)]))
-        self._index.add(np.ascontiguousarray(matrix))
+        dim = int(sample.shape[1])
+        self._lists = lists_for(expected_rows)
+        self._quantizer = faiss.IndexFlatIP(dim)  # the index holds a raw pointer to it: keep it alive
+        self._index = faiss.IndexIVFScalarQuantizer(self._quantizer, dim, self._lists,
+                                                    faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT)
+        self._index.train(np.ascontiguousarray(sample, dtype=np.float32))
         self._faiss = faiss
-        self._quantizer = quantizer  # the index holds a raw pointer to it
-        self._nprobe = min(nprobe, lists)
-        self._lists = lists
+        self._nprobe = min(nprobe, self._lists)
+        self.rows = 0
+
+    @classmethod
+    def of(cls, matrix: Matrix, *, nprobe: int = NPROBE) -> "InvertedFileSearch":
+        """Trained on an evenly spaced sample of the matrix's rows, then filled with all of them."""
+        rows = int(matrix.shape[0])
+        sample = matrix[np.linspace(0, rows - 1, training_rows(rows)).astype(np.int64)]
+        search = cls(sample, expected_rows=rows, nprobe=nprobe)
+        search.add(matrix)
+        return search
+
+    def add(self, block: Matrix) -> None:
+        """Rows numbered on from those added before."""
+        self._index.add(np.ascontiguousarray(block, dtype=np.float32))
+        self.rows += int(block.shape[0])
 
     def search(self, query: Matrix, *, visible: Mask | None, limit: int) -> Hits:
         if limit <= 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+            return _no_hits()
         wanted = limit if visible is None else min(limit, int(visible.sum()))
         rows, scores = self._probe(query, visible, limit, self._nprobe)
         if rows.size < wanted and self._nprobe < self._lists:

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import Engine, func, select
 
 from core.domain import Audience, Party
-from core.retrieval.embeddings import EmbeddingIngestor, embed_pending
+from core.retrieval.embeddings import EmbeddingIngestor, VectorStore, as_matrix, embed_pending
 from core.retrieval.hybrid import HybridIndex
 from core.retrieval.index import SqliteIndex
 from core.storage import make_engine, migrate
@@ -167,3 +167,19 @@ def test_a_paraphrased_question_finds_its_section_with_the_real_model(engine: En
     staff = Audience(parties=(Party(roles=frozenset({"everyone"})),))
     hits = HybridIndex(engine, embedder).search("how long do I have to send stuff back?", audience=staff, limit=1)
     assert [chunk.passage.heading.split(" > ")[-1] for chunk in hits] == ["Return window"]
+
+
+def test_the_inverted_file_past_the_exact_limit_finds_what_exact_search_finds(engine: Engine, kb: Path) -> None:
+    embedder = CountingEmbedder()
+    EmbeddingIngestor(engine, embedder, progress=False).ingest(kb)
+    exact, indexed = VectorStore(engine, embedder.model_id), VectorStore(engine, embedder.model_id, exact_limit=0)
+    staff = Audience(parties=(Party(roles=frozenset({"everyone"})),))
+    query = as_matrix(embedder, ["refunds back to the original card"])[0]
+
+    expected = exact.search(query, audience=staff, limit=5)
+    found = indexed.search(query, audience=staff, limit=5)
+
+    assert [chunk_id for chunk_id, _ in found] == [chunk_id for chunk_id, _ in expected]
+    assert [cosine for _, cosine in found] == pytest.approx([cosine for _, cosine in expected], abs=0.02)
+    assert {chunk_id for chunk_id, _ in indexed.search(query, audience=None, limit=10)} == {
+        chunk_id for chunk_id, _ in exact.search(query, audience=None, limit=10)}

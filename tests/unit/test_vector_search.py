@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from core.retrieval.embeddings import normalise
-from core.retrieval.vector_search import ExactSearch, InvertedFileSearch, Matrix, row_search
+from core.retrieval.vector_search import ExactSearch, InvertedFileSearch, Matrix
 
 ROWS, DIM, TOPICS = 4000, 32, 40
 
@@ -19,12 +19,7 @@ def vectors() -> Matrix:
 
 @pytest.fixture(scope="module")
 def inverted_file(vectors: Matrix) -> InvertedFileSearch:
-    return InvertedFileSearch(vectors, nprobe=8)
-
-
-def test_the_search_is_exact_up_to_the_limit_and_an_inverted_file_beyond(vectors: Matrix) -> None:
-    assert isinstance(row_search(vectors, exact_limit=ROWS), ExactSearch)
-    assert isinstance(row_search(vectors, exact_limit=ROWS - 1), InvertedFileSearch)
+    return InvertedFileSearch.of(vectors, nprobe=8)
 
 
 def test_the_inverted_file_finds_what_exact_search_finds(vectors: Matrix, inverted_file: InvertedFileSearch) -> None:

@@ -183,3 +183,24 @@ def test_the_inverted_file_past_the_exact_limit_finds_what_exact_search_finds(en
     assert [cosine for _, cosine in found] == pytest.approx([cosine for _, cosine in expected], abs=0.02)
     assert {chunk_id for chunk_id, _ in indexed.search(query, audience=None, limit=10)} == {
         chunk_id for chunk_id, _ in exact.search(query, audience=None, limit=10)}
+
+
+def test_a_store_already_loaded_sees_what_a_later_ingest_adds_and_removes(engine: Engine, kb: Path) -> None:
+    embedder = CountingEmbedder()
+    ingestor = EmbeddingIngestor(engine, embedder, progress=False)
+    ingestor.ingest(kb)
+    store = VectorStore(engine, embedder.model_id)
+    query = as_matrix(embedder, ["parking permits for the garage"])[0]
+
+    def found() -> set[str]:
+        return {chunk_id.split("#")[0] for chunk_id, _ in store.search(query, audience=None, limit=10)}
+
+    assert found() == {"returns-policy", "salary-bands"}
+
+    (kb / "parking.md").write_text("---\nid: parking\ntitle: Parking\n---\n# Parking\n\nPermits for the garage.\n")
+    ingestor.ingest(kb)
+    assert "parking" in found()
+
+    (kb / "salaries.md").unlink()
+    ingestor.ingest(kb)
+    assert found() == {"returns-policy", "parking"}

@@ -207,6 +207,7 @@ class CachedEmbedder:
         self._inner = inner
         self._size = size
         self._cache: OrderedDict[str, Matrix] = OrderedDict()
+        self._lock = threading.Lock()
 
     @property
     def model_id(self) -> str:
@@ -222,22 +223,26 @@ class CachedEmbedder:
 
     def forget(self, texts: Sequence[str]) -> None:
         """Drop these texts from the cache (a benchmark timing each question's own embedding)."""
-        for forgotten in texts:
-            self._cache.pop(forgotten, None)
+        with self._lock:
+            for forgotten in texts:
+                self._cache.pop(forgotten, None)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return [list(map(float, row)) for row in self.embed_matrix(texts)]
 
     def embed_matrix(self, texts: Sequence[str]) -> Matrix:
-        missing = list(dict.fromkeys(text for text in texts if text not in self._cache))
-        if missing:
-            for text, vector in zip(missing, as_matrix(self._inner, missing), strict=True):
-                self._cache[text] = vector
-        for text in texts:
-            self._cache.move_to_end(text)
-        rows = [self._cache[text] for text in texts]
-        while len(self._cache) > self._size:
-            self._cache.popitem(last=False)
+        with self._lock:  # request threads and the question-embedding pool share the cache
+            known = {text: self._cache[text] for text in texts if text in self._cache}
+        missing = list(dict.fromkeys(text for text in texts if text not in known))
+        if missing:  # embedded outside the lock, so that questions are embedded in parallel
+            known.update(zip(missing, as_matrix(self._inner, missing), strict=True))
+        with self._lock:
+            for text in texts:
+                self._cache[text] = known[text]
+                self._cache.move_to_end(text)
+            while len(self._cache) > self._size:
+                self._cache.popitem(last=False)
+        rows = [known[text] for text in texts]
         return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
 
 

@@ -82,13 +82,14 @@ def _package_dir(name: str) -> Path:
 class MiniLmEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX) on the CPU. Loading takes a fraction of a second; keep one per process.
 
-    A question's few texts run on `threads` (one: no thread pool to wake, nothing spinning between questions);
-    bulk embedding (`embed_matrix(..., bulk=True)`, as `embed_pending` does at ingestion) runs on a session of
-    `bulk_threads` intra-op threads, by default one per core, which `release_bulk` frees again. Each session
-    is made on first use and holds about 150 MB, so a process that only ingests, or only answers, holds one.
+    One session, made on first use, serves ingestion and questions alike: it holds about 150 MB, and a second one
+    for questions alone was what took `sourced bench` at 100k chunks past 500 MB. It runs on `threads` intra-op
+    threads, by default one per core, which do not spin between runs (measured on 2 cores: a question 5.1 ms
+    against 6.5 on one thread, 64 chunks 1.33 s against 1.12 with spinning, which would hold both cores while
+    BM25 runs beside the question's embedding).
     """
 
-    def __init__(self, *, threads: int = 1, bulk_threads: int | None = None) -> None:
+    def __init__(self, *, threads: int | None = None) -> None:
         try:
             import onnxruntime  # noqa: F401, PLC0415  # optional extra: fail here, with the advice below
             from tokenizers import Tokenizer  # noqa: PLC0415
@@ -103,10 +104,9 @@ class MiniLmEmbedder:
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.no_padding()
         self._model_file = model_file
-        self._threads = threads
-        self._bulk_threads = bulk_threads or os.cpu_count() or 1
-        self._sessions: dict[bool, Any] = {}
-        self._sessions_lock = threading.Lock()
+        self._threads = threads or os.cpu_count() or 1
+        self._session: Any = None
+        self._session_lock = threading.Lock()
 
     @property
     def model_id(self) -> str:
@@ -119,10 +119,9 @@ class MiniLmEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return [list(map(float, row)) for row in self.embed_matrix(texts)]
 
-    def embed_matrix(self, texts: Sequence[str], *, bulk: bool = False) -> Matrix:
-        """The vectors as one float32 matrix, batched by similar length so padding stays small; `bulk`: on
-        every core."""
-        session = self._session(bulk=bulk)
+    def embed_matrix(self, texts: Sequence[str]) -> Matrix:
+        """The vectors as one float32 matrix, batched by similar length so padding stays small."""
+        session = self._loaded_session()
         inputs = {node.name for node in session.get_inputs()}
         out = np.zeros((len(texts), MINILM_DIM), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(list(texts))
@@ -141,25 +140,19 @@ class MiniLmEmbedder:
             out[batch] = mean_pool(np.asarray(hidden, dtype=np.float32), mask)
         return out
 
-    def release_bulk(self) -> None:
-        """Free the bulk session (a later bulk call makes it again)."""
-        with self._sessions_lock:
-            self._sessions.pop(True, None)
-
-    def _session(self, *, bulk: bool) -> Any:
-        threads = self._bulk_threads if bulk else self._threads
-        with self._sessions_lock:
-            if bulk not in self._sessions:
-                self._sessions[bulk] = _onnx_session(self._model_file, threads)
-            return self._sessions[bulk]
+    def _loaded_session(self) -> Any:
+        with self._session_lock:
+            if self._session is None:
+                self._session = _onnx_session(self._model_file, self._threads)
+            return self._session
 
 
 def _onnx_session(model_file: Path, threads: int) -> Any:
     import onnxruntime  # noqa: PLC0415  # optional extra, found by MiniLmEmbedder already
 
     options = onnxruntime.SessionOptions()
-    if threads:
-        options.intra_op_num_threads = threads
+    options.intra_op_num_threads = threads
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(str(model_file), sess_options=options, providers=["CPUExecutionProvider"])
 
 
@@ -185,19 +178,10 @@ def as_matrix(embedder: Embedder, texts: Sequence[str]) -> Matrix:
     return normalise(np.asarray(embedder.embed(texts), dtype=np.float32).reshape(len(texts), -1))
 
 
-@contextmanager
-def bulk_embedding(embedder: Embedder) -> Iterator[Callable[[Sequence[str]], Matrix]]:
-    """Embedding many texts, as at ingestion: on every core where the adapter can (MiniLM's bulk session,
-    freed afterwards), and past the cache (a chunk's text is not asked for again, and would push out the
-    sentences the answerer does ask for)."""
-    inner = embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
-    if not isinstance(inner, MiniLmEmbedder):
-        yield lambda texts: as_matrix(inner, texts)
-        return
-    try:
-        yield lambda texts: inner.embed_matrix(texts, bulk=True)
-    finally:
-        inner.release_bulk()
+def uncached(embedder: Embedder) -> Embedder:
+    """The embedder past its cache, for ingestion: a chunk's text is not asked for again, and would push out
+    the sentences the answerer does ask for."""
+    return embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
 
 
 class CachedEmbedder:
@@ -274,22 +258,22 @@ def embed_pending(engine: Engine, embedder: Embedder, *, batch: int = EMBED_BATC
     texts = (select(ChunkRow.chunk_id, ChunkRow.heading, ChunkRow.text, ChunkRow.content_hash)
              .where(ChunkRow.chunk_id.in_(bindparam("ids", expanding=True))).order_by(ChunkRow.chunk_id))
     embedded = 0
-    with bulk_embedding(embedder) as embed:
-        for start in range(0, len(pending), batch):
-            with engine.connect() as connection:
-                part = connection.execute(texts, {"ids": pending[start:start + batch]}).all()
-            embedded += len(part)  # fewer if a chunk was removed meanwhile
-            vectors = embed([chunk_text_for_embedding(heading, text) for _, heading, text, _ in part])
-            with engine.begin() as connection:
-                ids = [chunk_id for chunk_id, *_ in part]
-                connection.execute(delete(ChunkEmbeddingRow).where(ChunkEmbeddingRow.chunk_id.in_(ids)))
-                connection.execute(insert(ChunkEmbeddingRow), [
-                    {"chunk_id": chunk_id, "model": embedder.model_id, "dim": int(vector.shape[0]),
-                     "vector": vector.astype("<f4").tobytes(), "content_hash": content_hash}
-                    for (chunk_id, _, _, content_hash), vector in zip(part, vectors, strict=True)
-                ])
-            if progress:
-                progress(min(start + batch, len(pending)), len(pending))
+    embedding = uncached(embedder)
+    for start in range(0, len(pending), batch):
+        with engine.connect() as connection:
+            part = connection.execute(texts, {"ids": pending[start:start + batch]}).all()
+        embedded += len(part)  # fewer if a chunk was removed meanwhile
+        vectors = as_matrix(embedding, [chunk_text_for_embedding(heading, text) for _, heading, text, _ in part])
+        with engine.begin() as connection:
+            ids = [chunk_id for chunk_id, *_ in part]
+            connection.execute(delete(ChunkEmbeddingRow).where(ChunkEmbeddingRow.chunk_id.in_(ids)))
+            connection.execute(insert(ChunkEmbeddingRow), [
+                {"chunk_id": chunk_id, "model": embedder.model_id, "dim": int(vector.shape[0]),
+                 "vector": vector.astype("<f4").tobytes(), "content_hash": content_hash}
+                for (chunk_id, _, _, content_hash), vector in zip(part, vectors, strict=True)
+            ])
+        if progress:
+            progress(min(start + batch, len(pending)), len(pending))
     return embedded
 
 

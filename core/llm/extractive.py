@@ -88,6 +88,7 @@ _TIME_WORDS: Final = re.compile(
 _NUMBER_WORDS: Final = re.compile(r"\b(two|three|four|five|six|seven|eight|nine|ten|twelve|twenty|thirty|"
                                   r"half|once|twice)\b", re.I)
 """Quantities written out; "one" is left out, as it is mostly a pronoun ("no one", "one of our clinics")."""
+_PHRASE_END: Final = re.compile(r"[,;:()\[\]{}!?\"]+|\.(?=\s|$)")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(*])")
 _MARKUP: Final = re.compile(r"\*\*|__|`|^\s*[-*+]\s+|^\s*\d+[.)]\s+|^\s*>\s*", re.M)
 
@@ -280,15 +281,18 @@ def conflicting_modifier(question: str, statement: str) -> str | None:
 
 
 def _word_pairs(text: str) -> list[tuple[str, str]]:
-    """Adjacent word pairs; a pair whose first word is a stopword or a number is kept as ("", word), so the
-    head counts as stated without a modifier."""
-    tokens = [word for word in words(text) if word]
-    pairs = [("", tokens[0])] if tokens else []
-    for before, after in pairwise(tokens):
-        if after in STOPWORDS or after.isdigit():
-            continue
-        plain = before in STOPWORDS or any(ch.isdigit() for ch in before)
-        pairs.append(("" if plain else before, after))
+    """Adjacent word pairs within a phrase (punctuation ends one: "Salary Bands, Raise limit" pairs no "bands"
+    with "raise"); a pair whose first word is a stopword or a number is kept as ("", word), so the head counts
+    as stated without a modifier."""
+    pairs = []
+    for phrase in _PHRASE_END.split(text):
+        tokens = [word for word in words(phrase) if word]
+        pairs.extend([("", tokens[0])] if tokens else [])
+        for before, after in pairwise(tokens):
+            if after in STOPWORDS or after.isdigit():
+                continue
+            plain = before in STOPWORDS or any(ch.isdigit() for ch in before)
+            pairs.append(("" if plain else before, after))
     return pairs
 
 

@@ -99,6 +99,12 @@ def test_a_statement_that_swaps_the_subject_for_another_is_told_apart() -> None:
     assert conflicting_modifier("Is a membership something I can expense?", stated) is None
 
 
+def test_words_on_either_side_of_punctuation_are_not_a_modifier_and_its_head() -> None:
+    stated = "The annual raise limit is 10 percent of base salary."
+    assert conflicting_modifier("what's the limit (Salary Bands, Raise limit)?", stated) is None
+    assert conflicting_modifier("what's the salary bands raise limit?", stated) == "bands"
+
+
 def test_an_embedder_failing_during_the_claim_check_is_a_refusal_not_a_traceback() -> None:
     refunds = fakes.chunk("CHK-001", "Customers may return items within 30 days of delivery for a full refund.",
                           doc_id="refunds", title="Refund Policy", owner="#support-ops")

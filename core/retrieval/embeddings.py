@@ -14,7 +14,7 @@ files embeds nothing (a changed file's chunks are all re-embedded: ingestion rep
 vectors go with them by cascade), and switching model re-embeds instead of mixing vectors of two models.
 
 The vectors are held in memory (at 384 float32 dimensions about 1.5 kB a chunk; 100k chunks are 150 MB) and
-searched exactly on NumPy up to 150k chunks, through an inverted-file index beyond (`vector_search` has the
+searched exactly on NumPy up to 20k chunks, through an inverted-file index beyond (`vector_search` has the
 measurements).
 """
 

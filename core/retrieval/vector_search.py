@@ -3,7 +3,7 @@ index (faiss `IndexIVFScalarQuantizer`, 8 bits a dimension) beyond it. Both take
 they rank, so the top-k is always the top-k of what the audience may see.
 
 Measured on 2 cores (`benchmarks/vector_search.py` over the 100k MiniLM vectors of `sourced bench`, the asker
-seeing half the rows, 30 nearest): exact search is 4.9 ms p50 at 100k rows and grows linearly (about 50 ms at
+seeing half the rows, 30 nearest): exact search is 5 ms p50 at 100k rows and grows linearly (about 40 ms at
 1M), and holds 1.5 kB a row; the inverted file answers in under a millisecond with recall@30 near 0.98 and holds
 a quarter of that. It probes the `NPROBE` lists whose centroids are nearest the query and compares the query with
 their rows alone; with the mask passed in (faiss `IDSelectorBitmap`), hidden rows are skipped inside the scan.

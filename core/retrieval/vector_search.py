@@ -31,8 +31,6 @@ TRAINING_ROWS_PER_LIST: Final = 40
 
 
 class RowSearch(Protocol):
-    rows: int
-
     def search(self, query: Matrix, *, visible: Mask | None, limit: int) -> Hits: ...
 
 
@@ -44,16 +42,15 @@ class ExactSearch:
     """Every row's cosine in one matrix-vector product, then the visible rows' best."""
 
     def __init__(self, matrix: Matrix) -> None:
-        self.matrix = matrix
-        self.rows = int(matrix.shape[0])
+        self._matrix = matrix
 
     def search(self, query: Matrix, *, visible: Mask | None, limit: int) -> Hits:
-        rows = np.arange(self.rows) if visible is None else np.flatnonzero(visible)
+        rows = np.arange(self._matrix.shape[0]) if visible is None else np.flatnonzero(visible)
         if limit <= 0 or rows.size == 0:
             return _no_hits()
         # Every row's cosine, then the audience's: copying its rows out first (`matrix[rows]`) cost three times
         # the product itself. A chunk's cosine is thus the same whoever asks.
-        scores = (self.matrix @ query.reshape(-1))[rows]
+        scores = (self._matrix @ query.reshape(-1))[rows]
         take = min(limit, rows.size)
         top = np.argpartition(-scores, take - 1)[:take]
         top = top[np.lexsort((rows[top], -scores[top]))]
@@ -84,7 +81,6 @@ class InvertedFileSearch:
         self._index.train(np.ascontiguousarray(sample, dtype=np.float32))
         self._faiss = faiss
         self._nprobe = min(nprobe, self._lists)
-        self.rows = 0
 
     @classmethod
     def of(cls, matrix: Matrix, *, nprobe: int = NPROBE) -> "InvertedFileSearch":
@@ -98,7 +94,6 @@ class InvertedFileSearch:
     def add(self, block: Matrix) -> None:
         """Rows numbered on from those added before."""
         self._index.add(np.ascontiguousarray(block, dtype=np.float32))
-        self.rows += int(block.shape[0])
 
     def search(self, query: Matrix, *, visible: Mask | None, limit: int) -> Hits:
         if limit <= 0:
@@ -115,7 +110,7 @@ class InvertedFileSearch:
         params.nprobe = nprobe
         if visible is not None:
             bitmap = np.packbits(visible, bitorder="little")  # kept alive while faiss reads it
-            params.sel = self._faiss.IDSelectorBitmap(self.rows, self._faiss.swig_ptr(bitmap))
+            params.sel = self._faiss.IDSelectorBitmap(self._index.ntotal, self._faiss.swig_ptr(bitmap))
         scores, rows = self._index.search(query.reshape(1, -1).astype(np.float32), limit, params=params)
         found = rows[0] >= 0
         return rows[0][found].astype(np.int64), scores[0][found].astype(np.float32)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final, Literal
 
+from core.application.instructions import addressed_to_assistants
 from core.application.ports import Embedder, GenerationRequest
 from core.domain import RetrievedChunk
 from core.text import STOPWORDS, capitalised_names, content_stems, numbers, stem, words
@@ -78,9 +79,6 @@ _CLOCK_TIME: Final = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b", re
 """A time of day: a number, but never an amount or a count."""
 _PHONE_LIKE: Final = re.compile(r"\d[\d ().-]{5,}\d")
 _CAPITALISED_INSIDE: Final = re.compile(r"(?<=[a-z,;:] )[A-Z][A-Za-z]+")
-_ADDRESSED_TO_ASSISTANTS: Final = re.compile(
-    r"\b(instructions? (for|to) (automated |ai )?(assistants?|bots?|models?)|ignore (all |your |previous )"
-    r"|disregard (your|all|previous|the)|as an ai|language model)\b", re.I)
 _TIME_WORDS: Final = re.compile(
     r"\b(minutes?|hours?|days?|weeks?|months?|years?|hrs?|min|business days?|monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|"
@@ -165,7 +163,7 @@ def rank_units(question: str, chunks: Sequence[RetrievedChunk], *,
     if not top or top[0].score <= 0:
         return []
     units = [unit for chunk in top for unit in split_units(chunk)
-             if not _ADDRESSED_TO_ASSISTANTS.search(unit.text)]
+             if not addressed_to_assistants(unit.text)]
     weights = _local_weights(wanted, units)
     for name in {stem(name) for name in capitalised_names(question)} & weights.keys():
         weights[name] *= NAME_WEIGHT

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from core.application.answerability import AnswerabilityModel
 from core.application.orchestrator import Orchestrator, RetrievalPolicy
 from core.application.ports import AnswerModel, AuditSink, Clock, Embedder, Index, Metrics
 from core.application.risk import KeywordRiskClassifier
@@ -67,6 +68,7 @@ def bootstrap(
     policy: RetrievalPolicy | None = None,
     progress: bool = True,
     embedder: Embedder | None = None,
+    answerability: AnswerabilityModel | None = None,
 ) -> Sourced:
     settings = settings or Settings()
     config = config or load_config(config_path(config_file, settings))
@@ -92,6 +94,7 @@ def bootstrap(
         audit_mode=settings.audit_mode,
         user_hash_key=settings.user_hash_key.get_secret_value().encode() if settings.user_hash_key else None,
         embedder=embedder,
+        answerability=answerability,
     )
     return Sourced(
         settings=settings,

@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 
 from bot.commands.common import add_config_option, application, operator_principal
-from core.application.orchestrator import Question
+from core.application.orchestrator import Question, answerability_note
 from core.application.presenting import outcome_as_dict
 from core.domain import Audience, Outcome
 
@@ -26,10 +26,11 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     principal = operator_principal(args.roles, guest=args.guest, user=args.user)
     sourced = application(args, progress=False)
-    outcome = sourced.orchestrator.ask(Question(text=args.question, principal=principal,
-                                                audience=Audience.only(principal)))
+    outcome, evidence = sourced.orchestrator.ask_with_evidence(
+        Question(text=args.question, principal=principal, audience=Audience.only(principal)))
     if args.json:
-        print(json.dumps(outcome_as_dict(outcome), ensure_ascii=False, indent=2))
+        view = outcome_as_dict(outcome, answerability_note(evidence.assessment))
+        print(json.dumps(view, ensure_ascii=False, indent=2))
     else:
         print_outcome(Console(), outcome)
     return 0

@@ -71,6 +71,17 @@ class CitedId:
 
 
 @dataclass(frozen=True, kw_only=True)
+class AnswerabilityNote:
+    """Why the question was judged answerable or not: the best statement's probability against the model's
+    threshold, and the features that moved it most (name, contribution to the log-odds)."""
+
+    score: float
+    threshold: float
+    model_version: str
+    strongest: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class AuditRecord:
     correlation_id: str
     at: datetime
@@ -88,3 +99,4 @@ class AuditRecord:
     prompt_version: str | None
     latency_ms: float
     detail: str | None = None
+    answerability: AnswerabilityNote | None = None

@@ -1,5 +1,6 @@
 """The pipeline of DESIGN section 2, one named step at a time. Every path ends in an audited outcome."""
 
+import copy
 import logging
 import uuid
 from collections.abc import Callable, Sequence
@@ -7,7 +8,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from core.application import refusals
+from core.application.answerability import AnswerabilityModel, Assessment, EmbedderFailed, assess
 from core.application.audit import (
+    AnswerabilityNote,
     AuditMode,
     AuditRecord,
     CitedId,
@@ -76,17 +79,13 @@ class RetrievalPolicy:
     depth: int = 8
     high_risk_depth: int = 12
     floor: float = 0.15
-    high_risk_floor: float = 0.2
+    """Below this best score, matches are loose: a refusal offers the nearest passages (`not_retrieved`)."""
     weak_floor: float = 0.06
+    """Below this a chunk does not match at all."""
     nearest: int = 3
     hidden_margin: float = 0.05
-    """How much better than every permitted chunk a hidden document must match a question the model found no
-    answer to, for the audit to record `not_permitted` (the reply is the same either way)."""
-
-    def for_risk(self, risk: RiskAssessment) -> tuple[int, float]:
-        if risk.is_high:
-            return self.high_risk_depth, self.high_risk_floor
-        return self.depth, self.floor
+    """How much better than every permitted chunk a hidden document must match a question no permitted
+    statement answers, for the audit to record `not_permitted` (the reply is the same either way)."""
 
 
 @dataclass(kw_only=True)
@@ -100,6 +99,7 @@ class Evidence:
     model_called: bool = False
     claim_map: tuple[tuple[int, tuple[str, ...]], ...] = ()
     detail: str | None = None
+    assessment: Assessment | None = None
 
 
 class Orchestrator:
@@ -118,6 +118,7 @@ class Orchestrator:
         user_hash_key: bytes | None = None,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
         embedder: Embedder | None = None,
+        answerability: AnswerabilityModel | None = None,
     ) -> None:
         self._index = index
         self._model = model
@@ -131,6 +132,13 @@ class Orchestrator:
         self._user_hash_key = user_hash_key
         self._new_id = new_id
         self._embedder = embedder
+        self._answerability = answerability
+
+    def with_answerability(self, model: AnswerabilityModel) -> "Orchestrator":
+        """The same pipeline deciding answerability with another fit (one being measured)."""
+        other = copy.copy(self)
+        other._answerability = model
+        return other
 
     def ask(self, question: Question) -> Outcome:
         return self.ask_with_evidence(question)[0]
@@ -152,47 +160,68 @@ class Orchestrator:
         evidence.risk = self._risk.assess(question.text)  # 3. classify
         shape = classify_shape(question.text)
 
-        depth, floor = self._policy.for_risk(evidence.risk)  # 4. retrieve, scoped to the audience
-        candidates = current_only(self._index.search(question.text, audience=question.audience, limit=depth))
+        candidates = self.retrieve(question.text, question.audience, evidence.risk)  # 4. retrieve, scoped
         evidence.retrieved = candidates
-        usable = [chunk for chunk in candidates if chunk.score >= floor]
 
         if shape.aggregate:
             return self._refuse("not_answerable", evidence, owner=self._owner(question, candidates))
-        gap = self._router.gap_for(question.text, usable)
+        gap = self._router.gap_for(question.text, candidates)
         if gap is not None:
             return self._refuse("not_in_corpus", evidence, owner=gap.owner)
-        if not usable:  # 5. nothing usable: refuse without calling the model
-            return self._nothing_usable(question, candidates, floor, evidence)
+        if not candidates:  # 5. nothing usable: refuse without calling the model
+            return self._nothing_found(question, evidence)
 
-        options = clarification_options(question.text, shape, usable)  # 6. topics split
+        options = clarification_options(question.text, shape, candidates)  # 6. topics split
         if options:
             return Clarify(text=refusals.AMBIGUOUS, options=options, risk=evidence.risk,
                            correlation_id=evidence.correlation_id)
+        assessment = self._assess(question.text, candidates)  # does a statement answer?
+        evidence.assessment = assessment
+        if not assessment.answerable:
+            return self._not_stated(question, candidates, evidence)
 
-        evidence.given_to_model, evidence.model_called = usable, True  # 7. generate
+        evidence.given_to_model, evidence.model_called = candidates, True  # 7. generate
         try:
-            raw = self._model.generate(GenerationRequest(question=question.text, chunks=usable,
-                                                         risk=evidence.risk))
+            raw = self._model.generate(GenerationRequest(question=question.text, chunks=candidates,
+                                                         risk=evidence.risk, assessment=assessment))
         except Exception as error:  # any model failure is a refusal, never a traceback
             evidence.detail = f"model failed: {type(error).__name__}"
             return self._refuse("model_unavailable", evidence, owner=self._owner(question, candidates))
 
-        return self._verify(question, raw, usable, evidence)  # 8-9. check, then build the answer
+        return self._verify(question, raw, candidates, evidence)  # 8-9. check, then build the answer
 
-    def _nothing_usable(self, question: Question, permitted: Sequence[RetrievedChunk], floor: float,
-                        evidence: Evidence) -> Refused:
-        """Refuse from what the audience may see; the unscoped probe only names the true kind for the audit."""
-        weak = [chunk for chunk in permitted if chunk.score >= self._policy.weak_floor]
-        shown: RefusalKind = "not_retrieved" if weak else "not_in_corpus"
-        hidden_match = self._index.best_unscoped_score(question.text) >= floor
-        nearest = tuple(chunk.passage for chunk in weak[: self._policy.nearest])
+    def _assess(self, text: str, candidates: Sequence[RetrievedChunk]) -> Assessment:
+        """The answerability assessment; on words alone when the embedder fails (an adapter)."""
+        try:
+            return assess(text, candidates, embedder=self._embedder, model=self._answerability)
+        except EmbedderFailed as error:
+            log.warning("%s; deciding answerability on words alone", error)
+            return assess(text, candidates, embedder=None)
+
+    def retrieve(self, text: str, audience: Audience, risk: RiskAssessment | None = None) -> list[RetrievedChunk]:
+        """The chunks the audience may see that match at all, best first, superseded documents dropped."""
+        depth = self._policy.high_risk_depth if risk is not None and risk.is_high else self._policy.depth
+        found = current_only(self._index.search(text, audience=audience, limit=depth))
+        return [chunk for chunk in found if chunk.score >= self._policy.weak_floor]
+
+    def _nothing_found(self, question: Question, evidence: Evidence) -> Refused:
+        """Nothing the audience may see matches; the unscoped probe only names the true kind for the audit."""
+        hidden_match = self._index.best_unscoped_score(question.text) >= self._policy.floor
+        return self._refuse("not_permitted" if hidden_match else "not_in_corpus", evidence,
+                            shown_as="not_in_corpus", owner=self._owner(question, ()))
+
+    def _not_stated(self, question: Question, candidates: Sequence[RetrievedChunk], evidence: Evidence) -> Refused:
+        """Passages match, but none states the answer. Weak matches are offered as starting points; the
+        audit records `not_permitted` when a hidden document matches clearly better than all of them."""
+        best = max(chunk.score for chunk in candidates)
+        shown: RefusalKind = "not_retrieved" if best < self._policy.floor else "not_in_corpus"
+        hidden_match = self._index.best_unscoped_score(question.text) > best + self._policy.hidden_margin
+        evidence.detail = "no statement answers"
         return self._refuse(
-            "not_permitted" if hidden_match else shown,
-            evidence,
-            shown_as=shown,
-            owner=self._owner(question, permitted),
-            nearest=nearest if shown == "not_retrieved" else (),
+            "not_permitted" if hidden_match else shown, evidence, shown_as=shown,
+            owner=self._owner(question, candidates),
+            nearest=tuple(chunk.passage for chunk in candidates[: self._policy.nearest])
+            if shown == "not_retrieved" else (),
         )
 
     def _self_refusal(self, question: Question, usable: Sequence[RetrievedChunk], evidence: Evidence,
@@ -326,7 +355,16 @@ class Orchestrator:
             prompt_version=self._model.prompt_version if evidence.model_called else None,
             latency_ms=round(seconds * 1000, 2),
             detail=evidence.detail,
+            answerability=answerability_note(evidence.assessment),
         )
+
+
+def answerability_note(assessment: Assessment | None) -> AnswerabilityNote | None:
+    """The decision's explanation as the audit records it."""
+    if assessment is None:
+        return None
+    return AnswerabilityNote(score=round(assessment.score, 4), threshold=assessment.threshold,
+                             model_version=assessment.model_version, strongest=assessment.explanation)
 
 
 def current_only(chunks: Sequence[RetrievedChunk]) -> list[RetrievedChunk]:

@@ -3,10 +3,13 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from core.application.audit import AuditRecord
 from core.domain import Audience, OutcomeKind, Passage, RetrievedChunk, RiskAssessment, RiskLevel
+
+if TYPE_CHECKING:  # the assessment module uses the Embedder port below
+    from core.application.answerability import Assessment
 
 
 class Index(Protocol):
@@ -29,6 +32,8 @@ class GenerationRequest:
     question: str
     chunks: Sequence[RetrievedChunk]
     risk: RiskAssessment
+    assessment: "Assessment | None" = None
+    """The pipeline's answerability assessment of these chunks, when it made one: a model may reuse it."""
 
 
 class AnswerModel(Protocol):

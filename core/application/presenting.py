@@ -1,8 +1,10 @@
 """Outcomes as plain text and as the JSON object of `sourced ask --json`: one shape for every front end."""
 
+from dataclasses import asdict
 from typing import Any
 
 from core.application import refusals
+from core.application.audit import AnswerabilityNote
 from core.domain import Answered, Clarify, Outcome, Passage, Refused
 
 
@@ -22,8 +24,9 @@ def _passage(passage: Passage) -> dict[str, Any]:
             "heading": passage.heading, "passage": passage.text}
 
 
-def outcome_as_dict(outcome: Outcome) -> dict[str, Any]:
-    """The operator's view. `kind` is the true kind; `presented_as` is what the person was shown."""
+def outcome_as_dict(outcome: Outcome, answerability: AnswerabilityNote | None = None) -> dict[str, Any]:
+    """The operator's view. `kind` is the true kind; `presented_as` is what the person was shown;
+    `answerability`, when the pipeline assessed the question, says why it was answered or refused."""
     risk = outcome.risk.level if outcome.risk else None
     base: dict[str, Any] = {
         "outcome": "answered" if isinstance(outcome, Answered) else
@@ -35,6 +38,9 @@ def outcome_as_dict(outcome: Outcome) -> dict[str, Any]:
         "owner": outcome.owner if isinstance(outcome, Refused) else None,
         "risk": risk,
         "correlation_id": outcome.correlation_id,
+        "answerability": None if answerability is None else {
+            **asdict(answerability), "strongest": [{"feature": name, "contribution": value}
+                                                   for name, value in answerability.strongest]},
     }
     if isinstance(outcome, Answered):
         base["claims"] = [{"text": c.text, "citations": list(c.citations)} for c in outcome.claims]

@@ -1,4 +1,12 @@
-"""The shape of a question, read before retrieval: is it a question at all, an aggregate, too short?"""
+"""The shape of a question, read before retrieval: is it a question at all, a measurement over records, short?
+
+Documents state rules; they do not count, total, average or rank what happened. A question is a measurement
+over records when it asks for one of those operations *about records*: a time window ("last quarter", "so
+far this year", "in 2025", "right now"), events asked in the past tense ("did we have", "were received"), a
+population of people ("how many employees", "everyone in payments ops"), a ranking of entities ("which team
+... the most"), or the asker's own running balance ("how much ... do I have left"). A rule that merely
+contains a quantity ("how many days of leave do I get", "how many reviewers must approve") is not one.
+"""
 
 import re
 import unicodedata
@@ -8,31 +16,56 @@ from typing import Final, Literal
 from core.text import content_stems, words
 
 MAX_QUESTION_LENGTH: Final = 1000
+SHORT_STEMS: Final = 2
+SHORT_WORDS: Final = 8
 
 InvalidReason = Literal["empty", "too_long", "control_characters"]
 
-_MONTHS: Final = (r"january|february|march|april|may|june|july|august|september|october|november|december")
+_MONTHS: Final = (r"january|february|march|april|may|june|july|august|september|october|november|december|"
+                  r"jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+_PERIOD: Final = r"(?:day|week|month|quarter|year|half|sprint|fiscal year|fy|shift|night|season)"
+
 _MEASURE: Final = re.compile(
-    r"\b(?:how many|how much did|how much have|how often did|which|who|what)\b[^?]*?"
-    r"\b(?:most|least|fewest|highest|lowest|biggest|smallest|best|worst)\b"
-    r"|\bhow many\b|\b(?:total|average|median|sum|count|percentage|number) of\b|\b(?:average|median|total)\b",
+    r"\bhow many\b|\b(?:total|sum|average|avg|mean|median|count|number|share|proportion|percentage|fraction|"
+    r"tally) (?:of|for|by)\b|\b(?:total|average|median|mean|cumulative|overall)\b|"
+    r"\bwhat (?:share|proportion|percentage|fraction|percent)\b|\bhow often did\b",
     re.IGNORECASE)
-# Records have a time window or a breakdown; a policy states a rule that holds whenever it is asked.
+"""Counting, summing, averaging: operations over many records."""
+_RANKING: Final = re.compile(
+    r"\b(?:which|who|what)\b[^?.]*\b(?:most|least|fewest|highest|lowest|biggest|smallest|worst|best|"
+    r"longest|shortest|largest)\b",
+    re.IGNORECASE)
+"""Ranking entities against each other."""
+_LISTING: Final = re.compile(r"\b(?:list|show me|name)\s+(?:all|every|everyone|everybody|each)\b|"
+                             r"\b(?:rank|ranking|leaderboard)\b|\b(?:top|bottom) (?:\d+|ten|five|three)\b|"
+                             r"\b(?:who|which (?:people|employees|staff))\b[^?.]*\b(?:still )?(?:hasn't|haven't|"
+                             r"has not|have not|didn't|did not)\b", re.IGNORECASE)
+"""Enumerating or ranking the records (or people) that match a condition."""
 _RECORD_SCOPE: Final = re.compile(
-    rf"\b(?:last|this|past|previous)\s+(?:day|week|month|quarter|year|shift|(?:{_MONTHS}))\b"
-    rf"|\b(?:right now|currently|so far|to date|year to date|ytd)\b|\bin (?:(?:{_MONTHS})|\d{{4}})\b"
-    r"|\b(?:across|by|for each|per|among)\s+(?:all\s+)?(?:the\s+|our\s+)?"
-    r"(?:clinic|site|team|department|office|location|region|customer|employee)s?\b",
+    rf"\b(?:last|this|past|previous|prior|current|next)\s+(?:\d+\s+)?{_PERIOD}s?\b"
+    rf"|\b(?:yesterday|today|tonight|so far|to date|year to date|ytd|mtd|qtd|right now|currently|"
+    rf"at the moment|as of now|at present)\b"
+    rf"|\b(?:in|during|for|since|through|throughout)\s+(?:(?:{_MONTHS})\b|\d{{4}}\b|q[1-4]\b|h[12]\b|fy\s?\d{{2,4}}\b)"
+    rf"|\bq[1-4]\b|\b(?:{_MONTHS})'s\b"
+    r"|\b(?:did|have|has|were|was)\s+(?:we|they|you|anyone|anybody|people|there|our)\b"
+    r"|\b(?:across|by|for each|per|among|between)\s+(?:all\s+)?(?:the\s+|our\s+)?[a-z]+s\b(?!\s+(?:of|in)\b)"
+    r"|\b(?:on|in) (?:my|our) team\b",
     re.IGNORECASE)
-# "how many employees work fully remote": counting the organisation's own people or things.
+"""Records have a time window, past events, or a breakdown; a rule holds whenever it is asked."""
+_PEOPLE: Final = (r"people|persons|employees|staff|staffers|colleagues|co-?workers|workers|members|customers|"
+                  r"clients|users|hires|contractors|managers|engineers|agents|candidates|applicants|visitors|"
+                  r"guests|teams|departments|offices|locations|sites")
 _POPULATION: Final = re.compile(
-    r"\bhow many\s+(?:of (?:our|the)\s+)?(?:people|employees|staff|nurses|engineers|customers|patients|"
-    r"users|members|managers|contractors|clinicians|doctors|agents|hires|teams|clinics)\b"
-    r"(?!\s+(?:do|does|can|could|should|must|will|would|may)\s+(?:i|we|you)\b)",
+    rf"\bhow many\s+(?:of\s+(?:our|the|my)\s+)?(?:\w+\s+)?(?:{_PEOPLE})\b"
+    r"(?!\s+(?:do|does|can|could|should|must|will|would|may|need|needs|are allowed|is allowed)\s)"
+    r"(?!\s+(?:per|for each|in a|on a|on each)\b)",
     re.IGNORECASE)
-_VAGUE_REFERENCE: Final = re.compile(r"\b(?:it|this|that|them|they|one)\b\s*[?.!]*\s*$", re.IGNORECASE)
-_GENERIC_STEMS: Final = frozenset({"fee", "cap", "limit", "allow", "allowanc", "rule", "polici", "deadlin",
-                                   "sign", "report", "soon", "long", "cost", "approv", "rate", "time"})
+"""Counting the organisation's own people, teams or places."""
+_BALANCE: Final = re.compile(r"\b(?:do|have|does)\s+(?:i|we|you|he|she|they)\s+(?:have\s+)?(?:left|remaining)\b|"
+                             r"\b(?:my|our|his|her|their)\s+(?:remaining|current|outstanding)\s+(?:balance|"
+                             r"budget|allowance|days|leave)\b|\bhow much\b[^?.]*\b(?:left|remaining)\b",
+                             re.IGNORECASE)
+"""The asker's running balance: a record about one person, kept in a system, not a document."""
 
 
 def invalid_reason(question: str) -> InvalidReason | None:
@@ -47,29 +80,25 @@ def invalid_reason(question: str) -> InvalidReason | None:
 
 
 def is_aggregate(question: str) -> bool:
-    """A count, total, ranking or comparison across records: document search cannot answer it."""
-    if _POPULATION.search(question):
+    """A count, total, average, ranking or listing over records, or a personal balance: document search cannot
+    answer it."""
+    if _POPULATION.search(question) or _BALANCE.search(question) or _LISTING.search(question):
         return True
-    return bool(_MEASURE.search(question)) and bool(_RECORD_SCOPE.search(question))
+    measured = _MEASURE.search(question) or _RANKING.search(question)
+    return bool(measured) and bool(_RECORD_SCOPE.search(question))
 
 
 @dataclass(frozen=True, kw_only=True)
 class Shape:
     aggregate: bool
-    too_short: bool
+    short: bool
+    """At most two words that carry meaning, in a short question: whether it means one thing depends on
+    what the documents say (see clarify.py)."""
 
 
-def too_short(question: str) -> bool:
-    """Too short to mean one thing: no specific word, or one in a very short question, or a dangling 'it'.
-
-    Short alone does not clarify: the evidence must also spread over several documents (see clarify.py)."""
-    meaningful = [s for s in content_stems(question) if s not in _GENERIC_STEMS]
-    if not meaningful:
-        return True
-    if len(meaningful) == 1 and len(words(question)) <= 6:
-        return True
-    return bool(_VAGUE_REFERENCE.search(question)) and len(meaningful) <= 1 and len(words(question)) <= 8
+def is_short(question: str) -> bool:
+    return len(set(content_stems(question))) <= SHORT_STEMS and len(words(question)) <= SHORT_WORDS
 
 
 def classify_shape(question: str) -> Shape:
-    return Shape(aggregate=is_aggregate(question), too_short=too_short(question))
+    return Shape(aggregate=is_aggregate(question), short=is_short(question))

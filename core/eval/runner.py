@@ -5,9 +5,10 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from core.application.answerability import AnswerabilityModel
 from core.application.orchestrator import Question
 from core.application.routing import KnownGap
 from core.bootstrap import Sourced, bootstrap
@@ -28,6 +29,11 @@ class EvalSession:
     public_owners: tuple[str, ...]
     ingest_errors: tuple[str, ...]
 
+    def with_answerability(self, model: AnswerabilityModel) -> "EvalSession":
+        """The same knowledge base and database, deciding answerability with another fit."""
+        return replace(self, sourced=replace(self.sourced, orchestrator=self.sourced.orchestrator.with_answerability(
+            model)))
+
     def score(self, case: Case) -> CaseResult:
         principal = case_principal(case)
         audience = Audience.only(principal)
@@ -41,14 +47,15 @@ class EvalSession:
 
 @contextmanager
 def eval_session(*, kb: Path, config: SourcedConfig, known_gaps: tuple[KnownGap, ...],
-                 progress: bool = False) -> Iterator[EvalSession]:
-    """`config` supplies roles, risk words and the default owner; `known_gaps` replaces its gaps. The
-    database lives in a temporary folder removed on exit."""
+                 progress: bool = False, answerability: AnswerabilityModel | None = None) -> Iterator[EvalSession]:
+    """`config` supplies roles, risk words and the default owner; `known_gaps` replaces its gaps;
+    `answerability` replaces the shipped model (a fit being measured). The database lives in a temporary
+    folder removed on exit."""
     default_owner = (config.default_owner,) if config.default_owner else ()
     owners = tuple(gap.owner for gap in known_gaps) + default_owner
     with tempfile.TemporaryDirectory(prefix="sourced-eval-") as tmp:
         sourced = bootstrap(Settings(database_url=f"sqlite:///{tmp}/eval.db"), config=config,
-                            known_gaps=known_gaps, progress=progress)
+                            known_gaps=known_gaps, progress=progress, answerability=answerability)
         try:
             errors = tuple(f"{error.path}: {error.reason}" for error in sourced.ingestor.ingest(kb).errors)
             yield EvalSession(sourced=sourced, documents=knowledge_base_documents(kb), public_owners=owners,

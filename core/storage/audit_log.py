@@ -11,7 +11,7 @@ from typing import cast
 from sqlalchemy import Engine, delete, select
 from sqlalchemy.orm import Session
 
-from core.application.audit import AuditRecord, CitedId, ScoredId
+from core.application.audit import AnswerabilityNote, AuditRecord, CitedId, ScoredId
 from core.domain import OutcomeKind, RiskLevel
 from core.storage.tables import AuditEventRow
 
@@ -63,6 +63,11 @@ def _to_row(record: AuditRecord) -> AuditEventRow:
         prompt_version=record.prompt_version,
         latency_ms=record.latency_ms,
         detail=record.detail,
+        answerability=None if record.answerability is None else {
+            "score": record.answerability.score, "threshold": record.answerability.threshold,
+            "model_version": record.answerability.model_version,
+            "strongest": [{"feature": name, "contribution": value} for name, value in record.answerability.strongest],
+        },
     )
 
 
@@ -84,4 +89,9 @@ def _from_row(row: AuditEventRow) -> AuditRecord:
         prompt_version=row.prompt_version,
         latency_ms=row.latency_ms,
         detail=row.detail,
+        answerability=None if row.answerability is None else AnswerabilityNote(
+            score=float(row.answerability["score"]), threshold=float(row.answerability["threshold"]),
+            model_version=str(row.answerability["model_version"]),
+            strongest=tuple((str(i["feature"]), float(i["contribution"])) for i in row.answerability["strongest"]),
+        ),
     )

@@ -151,6 +151,7 @@ class AuditEventRow(Base):
     prompt_version: Mapped[str | None] = mapped_column(String)
     latency_ms: Mapped[float] = mapped_column(Float)
     detail: Mapped[str | None] = mapped_column(Text)
+    answerability: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class ProcessedEventRow(Base):

@@ -1,6 +1,7 @@
 """The project's own evaluation, in CI: the example handbook with its cases, as `sourced eval` runs it.
 
-It fails when any reply leaks a document its asker may not see, or answers a question it should refuse.
+It fails when any reply leaks a document its asker may not see, answers a question it should refuse, or
+refuses too many it should answer: a build that refuses everything does not pass.
 """
 
 import json
@@ -49,6 +50,19 @@ def test_no_reply_leaks_a_document_its_asker_may_not_see(report: dict[str, Any])
 
 def test_no_question_that_should_be_refused_is_answered(report: dict[str, Any]) -> None:
     assert report["false_answer"] == 0, reasons(report, where="answered, citing")
+
+
+CORRECT_ANSWER_FLOOR = {"minilm": 0.7, "none": 0.4}
+"""Below the committed fit's figures on the handbook (0.79 and 0.50, `benchmarks/fit_answerability.py`), with
+room for one or two cases; the handbook is one of the sets it is fitted on, so this guards against a broken
+build, not for generalisation (that is the leave-one-set-out table)."""
+
+
+def test_most_answerable_questions_are_answered_correctly(report: dict[str, Any], request: pytest.FixtureRequest
+                                                          ) -> None:
+    embedder = request.node.callspec.params["report"]
+    assert report["correct_answer"] >= CORRECT_ANSWER_FLOOR[embedder], reasons(report, where="")
+    assert report["wrong_answer"] <= 0.05, reasons(report, where="missing")
 
 
 def test_every_case_is_in_its_kind_and_the_json_has_the_documented_keys(

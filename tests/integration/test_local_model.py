@@ -24,7 +24,7 @@ from core.domain import Answered, Audience, Outcome, Principal, Refused
 from core.llm.llama_cpp import LlamaCppModel, smollm2_path
 from core.llm.safety import is_loopback_url
 from core.text import numbers
-from tests.unit.fakes import FakeIndex, FixedClock, MemoryAudit, RecordingMetrics, StoredChunk, chunk
+from tests.unit.fakes import FakeIndex, FixedClock, MemoryAudit, RecordingMetrics, StoredChunk, answerability, chunk
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +33,7 @@ REFUSED_BEFORE_THE_MODEL: Final = frozenset({"not_in_corpus", "not_permitted", "
                                              "not_answerable"})
 # Floors fixed here for this knowledge base and its word-overlap index, so which questions reach the model
 # does not move when the production defaults are recalibrated.
-POLICY: Final = RetrievalPolicy(floor=0.35, high_risk_floor=0.45, weak_floor=0.12)
+POLICY: Final = RetrievalPolicy(floor=0.35, weak_floor=0.12)
 REFUSED_AFTER_THE_MODEL: Final = frozenset({"malformed_response", "model_self_refusal", "invalid_citation",
                                             "unsupported_claim"})
 
@@ -129,6 +129,7 @@ def asked(local_model: LlamaCppModel) -> Asked:
         index=FakeIndex(KNOWLEDGE_BASE), model=local_model, audit=MemoryAudit(), risk=KeywordRiskClassifier(),
         clock=FixedClock(), metrics=RecordingMetrics(), policy=POLICY,
         router=OwnerRouter(known_gaps=(), default_owner="#help-desk"),
+        answerability=answerability(answers=True),  # every retrieved question reaches the model: the guard's test
     )
     questions = (*REACH_THE_MODEL, *REFUSED_WITHOUT_THE_MODEL)
     return {text: orchestrator.ask_with_evidence(Question(text=text, principal=STAFF,

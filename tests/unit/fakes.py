@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from core.application.answerability import AnswerabilityModel, LinearScore
 from core.application.audit import AuditRecord
 from core.application.ports import GenerationRequest
 from core.domain import Audience, OutcomeKind, Passage, RetrievedChunk, RiskLevel, is_visible
@@ -141,3 +142,11 @@ class FailingEmbedder:
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         raise ConnectionError("embedding endpoint unreachable")
+
+
+def answerability(*, answers: bool) -> AnswerabilityModel:
+    """A fixed answerability decision, so a test of what follows it does not depend on the committed fit."""
+    no_weights = LinearScore(weights={}, means={}, scales={})
+    decision = LinearScore(weights={}, means={}, scales={}, intercept=10.0 if answers else -10.0)
+    return AnswerabilityModel(ranker=no_weights, decision=decision, threshold=0.5,
+                              version="fake-answers" if answers else "fake-refuses")

@@ -5,7 +5,7 @@ import pytest
 from core.application.audit import question_preview
 from core.application.checks import content_overlap, unsupported_reason
 from core.application.envelope import EnvelopeClaim, MalformedEnvelope, parse_envelope
-from core.application.shape import invalid_reason, is_aggregate
+from core.application.shape import invalid_reason
 from core.domain import (
     Answered,
     Audience,
@@ -91,19 +91,6 @@ def test_the_preview_redacts_personal_data_and_stops_at_80_characters() -> None:
         assert secret not in preview
     assert len(question_preview("why " * 50)) <= 80
     assert question_preview("what is the refund window?") == "what is the…"
-
-
-@pytest.mark.parametrize(("question", "aggregate"), [
-    ("how many no-shows did Eastgate have last month?", True),
-    ("Which clinic has the most unanswered portal messages right now?", True),
-    ("how many employees work fully remote?", True),
-    ("How many PTO days do I get in my first couple of years?", False),
-    ("How many times can I fat-finger my login before I'm shut out?", False),
-    ("How many men were in Robert's army?", False),
-])
-def test_aggregates_across_records_are_told_apart_from_numbers_a_policy_states(question: str,
-                                                                               aggregate: bool) -> None:
-    assert is_aggregate(question) is aggregate
 
 
 def test_a_question_is_invalid_when_empty_too_long_or_full_of_control_characters() -> None:

@@ -18,6 +18,7 @@ from tests.unit.fakes import (
     RecordingMetrics,
     ScriptedModel,
     StoredChunk,
+    answerability,
     chunk,
 )
 
@@ -27,6 +28,10 @@ REFUNDS = chunk("CHK-001", "Customers may return items within 30 days of deliver
 SALARIES = chunk("CHK-900", "The salary band for a senior engineer is $150,000 to $190,000.",
                  doc_id="bands", title="Salary Bands", heading="Salary Bands > Engineering",
                  owner="#comp-team", audience=("hr",))
+TWO_FEES = [chunk("CHK-001", "The late cancellation fee is $50.", doc_id="cancel", title="Cancellations",
+                  heading="Fees"),
+            chunk("B-1", "A replacement key card costs a $25 fee.", doc_id="cards", title="Key Cards",
+                  heading="Fees")]
 STAFF = Principal(user_id="U1", roles=frozenset({"everyone"}))
 HR = Principal(user_id="U2", roles=frozenset({"everyone", "hr"}))
 REFUND_QUESTION = "How many days do customers have to return items for a refund?"
@@ -46,7 +51,8 @@ def envelope(**overrides: Any) -> str:
 
 class Harness:
     def __init__(self, *, chunks: list[StoredChunk] | None = None, model: ScriptedModel | None = None,
-                 audit: Any = None, audit_mode: str = "best_effort", gaps: tuple[KnownGap, ...] = ()) -> None:
+                 audit: Any = None, audit_mode: str = "best_effort", gaps: tuple[KnownGap, ...] = (),
+                 answers: bool = True) -> None:
         self.index = FakeIndex(chunks if chunks is not None else [REFUNDS, SALARIES])
         self.model = model or ScriptedModel(envelope())
         self.audit = audit or MemoryAudit()
@@ -55,6 +61,7 @@ class Harness:
             index=self.index, model=self.model, audit=self.audit, risk=KeywordRiskClassifier(),
             clock=FixedClock(), metrics=self.metrics, audit_mode=audit_mode,  # type: ignore[arg-type]
             router=OwnerRouter(known_gaps=gaps, default_owner="#help-desk"),
+            answerability=answerability(answers=answers),  # the decision itself: test_answerability_*
         )
 
     def ask(self, text: str, principal: Principal = STAFF) -> Any:
@@ -210,13 +217,17 @@ def test_a_known_gap_routes_to_its_owner() -> None:
 
 
 def test_a_short_question_spread_over_documents_gets_a_clarifying_question() -> None:
-    fees = [chunk("A-1", "The no-show fee is $50.", doc_id="cancel", title="Cancellations", heading="Fees"),
-            chunk("B-1", "The records copy fee is $25.", doc_id="records", title="Medical Records",
-                  heading="Fees")]
-    outcome = Harness(chunks=fees).ask("how much is the fee?")
+    outcome = Harness(chunks=TWO_FEES).ask("how much is the fee?")
     assert isinstance(outcome, Clarify)
-    assert [o.label for o in outcome.options] == ["Cancellations: Fees", "Medical Records: Fees"]
+    assert [o.label for o in outcome.options] == ["Cancellations: Fees", "Key Cards: Fees"]
     assert all("fee" in o.refine for o in outcome.options)
+
+
+def test_a_short_question_with_a_word_only_one_document_uses_is_not_clarified() -> None:
+    harness = Harness(chunks=TWO_FEES)
+    outcome = harness.ask("key card fee?")
+    assert not isinstance(outcome, Clarify)
+    assert len(harness.model.requests) == 1
 
 
 def test_every_path_writes_one_audit_record_without_the_raw_question() -> None:
@@ -228,3 +239,28 @@ def test_every_path_writes_one_audit_record_without_the_raw_question() -> None:
     assert "4111" not in record.question_preview and "example.com" not in record.question_preview
     assert len(record.question_preview) <= 80
     assert record.retrieved and record.retrieved[0].chunk_id == "CHK-001"
+
+
+def test_when_no_statement_answers_the_reply_is_absence_and_the_model_is_never_called() -> None:
+    harness = Harness(answers=False)
+
+    outcome = harness.ask(REFUND_QUESTION)
+
+    assert isinstance(outcome, Refused)
+    assert outcome.presented_kind == "not_in_corpus" and outcome.text == refusals.NOT_IN_CORPUS
+    assert outcome.owner == "#support-ops"
+    assert harness.model.requests == []
+    [record] = harness.audit.records
+    assert record.answerability is not None and record.answerability.model_version == "fake-refuses"
+    assert record.answerability.score < record.answerability.threshold
+
+
+def test_an_answerable_question_reaches_the_model_with_the_assessment_it_may_reuse() -> None:
+    harness = Harness(answers=True)
+
+    harness.ask(REFUND_QUESTION)
+
+    [request] = harness.model.requests
+    assert request.assessment is not None and request.assessment.answerable
+    assert request.assessment.best is not None
+    assert request.assessment.best.statement.chunk.chunk_id == "CHK-001"

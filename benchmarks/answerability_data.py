@@ -1,0 +1,115 @@
+"""Labelled (question, statement) pairs for fitting the answerability score, built from evaluation sets.
+
+For every case, the question is retrieved exactly as the pipeline retrieves it (as its asker, scoped to the
+asker's audience), and every candidate statement gets its features (`core.application.answerability`).
+Labels:
+- answer cases: a statement of a `support` section that contains one of the `must_include` items is a
+  positive; a statement outside every support section is a negative; other statements of a support section
+  (context around the answer) are left out, being neither;
+- refusal cases (`not_in_corpus`, `not_permitted`, `not_answerable`): every candidate is a negative;
+- `ambiguous` cases are left out: their readings may well be answered by a statement.
+"""
+
+import hashlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from core.application.answerability import QuestionProfile, candidate_statements, featurise
+from core.application.orchestrator import Question
+from core.config import SourcedConfig, load_config, load_known_gaps
+from core.domain import Audience
+from core.eval.cases import Case, load_cases
+from core.eval.runner import EvalSession, case_principal, eval_session
+from core.eval.scoring import ChunkRef, includes
+
+ROOT: Final = Path(__file__).resolve().parents[1]
+SHARED: Final = ROOT.parent / "shared" / "eval"
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvalSet:
+    name: str
+    kb: Path
+    cases: Path
+    known_gaps: Path | None = None
+    config: Path | None = None
+
+    def version(self) -> str:
+        """A hash of the case file and every knowledge-base file: the data a fit was made from."""
+        digest = hashlib.sha256(self.cases.read_bytes())
+        for path in sorted(self.kb.rglob("*")):
+            if path.is_file():
+                digest.update(path.relative_to(self.kb).as_posix().encode() + path.read_bytes())
+        return digest.hexdigest()[:16]
+
+
+def known_sets() -> list[EvalSet]:
+    """The sets beside the checkout (`../shared/eval`) and the project's own examples."""
+    sets = [EvalSet(name="examples", kb=ROOT / "examples" / "handbook", cases=ROOT / "examples" / "cases.yaml",
+                    config=ROOT / "examples" / "sourced.yml")]
+    for name in ("dev", "dev2", "squad2"):
+        folder = SHARED / name
+        if (folder / "cases.yaml").exists():
+            gaps = folder / "owners.yml"
+            sets.append(EvalSet(name=name, kb=folder / "kb", cases=folder / "cases.yaml",
+                                known_gaps=gaps if gaps.exists() else None))
+    return sets
+
+
+@dataclass(frozen=True, kw_only=True)
+class Row:
+    """One candidate statement of one case."""
+
+    set_name: str
+    case_id: str
+    expect: str
+    features: dict[str, float]
+    label: int | None
+    in_support: bool
+    reaches_decision: bool
+    """The pipeline got as far as the answerability decision (no shape, known gap or clarification first)."""
+    text: str
+    where: str
+
+
+def label(case: Case, ref: ChunkRef, text: str) -> int | None:
+    if case.expect == "ambiguous":
+        return None
+    if case.expect != "answer":
+        return 0
+    if not ref.within(case.support):
+        return 0
+    return 1 if any(includes(text, item) for item in case.must_include) else None
+
+
+@contextmanager
+def opened(eval_set: EvalSet, *, embedder: str) -> Iterator[EvalSession]:
+    """The set's knowledge base ingested into a temporary database, as `sourced eval` does it."""
+    os.environ["SOURCED_EMBEDDER"] = embedder
+    config = load_config(eval_set.config) if eval_set.config else SourcedConfig()
+    gaps = config.gaps() + (load_known_gaps(eval_set.known_gaps) if eval_set.known_gaps else ())
+    with eval_session(kb=eval_set.kb, config=config, known_gaps=gaps) as session:
+        yield session
+
+
+def collect(session: EvalSession, eval_set: EvalSet) -> Iterator[Row]:
+    """Every candidate statement of every case, with its features and label, read off the pipeline's own run
+    of the case (so the candidates are exactly those it retrieved)."""
+    for case in load_cases(eval_set.cases):
+        principal = case_principal(case)
+        _, evidence = session.sourced.orchestrator.ask_with_evidence(
+            Question(text=case.question, principal=principal, audience=Audience.only(principal)))
+        statements = candidate_statements(evidence.retrieved)
+        profile = QuestionProfile.of(case.question)
+        if not statements or not profile.stems:
+            continue
+        features = featurise(case.question, profile, statements, embedder=session.sourced.embedder)
+        for statement, values in zip(statements, features, strict=True):
+            ref = ChunkRef.of(statement.chunk.passage)
+            yield Row(set_name=eval_set.name, case_id=case.id, expect=case.expect, features=values,
+                      label=label(case, ref, statement.text), in_support=ref.within(case.support),
+                      reaches_decision=evidence.assessment is not None, text=statement.text, where=str(ref))

@@ -1,0 +1,252 @@
+"""Fit the answerability model and report it on sets it did not see.
+
+    .venv/bin/python -m benchmarks.fit_answerability            # leave-one-set-out table, then the full fit
+    .venv/bin/python -m benchmarks.fit_answerability --write    # ... and write the shipped model file
+
+Two stages, both linear over standardised features (`core.application.answerability`):
+- the ranker orders a question's candidate statements: a conditional logit (softmax over the candidates)
+  fitted to put a statement that states the answer (one of the case's `must_include` items, in a support
+  section) first;
+- the decision reads the best-ranked candidate and gives the probability that the question is answered by
+  it: 1 when the case is answerable and that candidate lies in a support section, 0 for every refusal case
+  and for answerable cases where the ranker picked a statement from elsewhere (answering would be wrong).
+Every weight has the sign its feature's meaning gives it (evidence for an answer never counts against it,
+nor the reverse); weights are fitted by projected gradient descent. Each set weighs the same, whatever its
+size. The threshold is the lowest at which the false-answer rate, pooled over the training sets written as
+company documents, is at most the target. The decision and its threshold are fitted on the company-document
+sets only (not `squad2`, see `DECISION_SETS_EXCLUDED`).
+
+Held-out discipline: each set's figures are measured by `sourced eval`'s own scoring, with the model fitted
+on the other sets; the shipped fit (all sets) is reported beside, marked as fitted on the set.
+"""
+
+import argparse
+import json
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from benchmarks.answerability_data import EvalSet, Row, collect, known_sets, opened
+from core.application.answerability import EVIDENCE_AGAINST, MODEL_FILE, UNSIGNED_FEATURES, AnswerabilityModel
+from core.eval.cases import load_cases
+from core.eval.report import metrics
+from core.eval.runner import EvalSession
+
+TARGET_FALSE_ANSWER: Final = 0.05
+"""The false-answer rate the threshold is chosen for, on the training sets."""
+DECISION_SETS_EXCLUDED: Final = frozenset({"squad2"})
+"""Sets the ranker learns from but the decision and its threshold do not: SQuAD 2.0's unanswerable questions
+are adversarial rewrites of a paragraph, made to share its words, not questions asked of company documents;
+fitted on, they teach the decision that word coverage means nothing (measured: a question whose every word
+a statement states was refused)."""
+REFUSALS: Final = frozenset({"not_in_corpus", "not_permitted", "not_answerable"})
+DECISION_ONLY: Final = ("rank_score", "rank_margin", "question_words")
+"""The same for every candidate of a question, or read off the ranking: no use to the ranker."""
+L2: Final = 0.05
+STEPS: Final = 600
+REPORTED: Final = ("correct_answer", "wrong_answer", "false_abstention", "false_answer", "kind_accuracy",
+                   "citation_precision", "clarify_rate")
+
+Matrix = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Question:
+    """The candidates of one case."""
+
+    set_name: str
+    expect: str
+    features: list[dict[str, float]]
+    answers: list[bool]
+    """Each candidate states the answer (a must_include item, in a support section)."""
+    supports: list[bool]
+    """Each candidate lies in a support section."""
+    reaches_decision: bool
+
+
+def questions(rows: Sequence[Row]) -> list[Question]:
+    by_case: dict[str, list[Row]] = defaultdict(list)
+    for row in rows:
+        by_case[row.case_id].append(row)
+    return [Question(set_name=items[0].set_name, expect=items[0].expect, features=[r.features for r in items],
+                     answers=[r.label == 1 for r in items], supports=[r.in_support for r in items],
+                     reaches_decision=items[0].reaches_decision)
+            for items in by_case.values() if items[0].expect != "ambiguous"]
+
+
+def sign(name: str) -> int:
+    return 0 if name in UNSIGNED_FEATURES else -1 if name in EVIDENCE_AGAINST else 1
+
+
+def project(weights: Matrix, names: Sequence[str]) -> Matrix:
+    signs = np.array([sign(name) for name in names])
+    return np.where(signs > 0, np.maximum(weights, 0), np.where(signs < 0, np.minimum(weights, 0), weights))
+
+
+def standardise(values: Matrix) -> tuple[Matrix, Matrix]:
+    means = values.mean(axis=0)
+    scales = values.std(axis=0)
+    return means, np.where(scales > 0, scales, 1.0)
+
+
+def matrix(features: Sequence[dict[str, float]], names: Sequence[str]) -> Matrix:
+    return np.array([[f[name] for name in names] for f in features], dtype=float)
+
+
+def fit_ranker(train: Sequence[Question], names: Sequence[str]) -> dict[str, Any]:
+    """Conditional logit: each answerable question's softmax over its candidates, towards its answers."""
+    means, scales = standardise(np.vstack([matrix(q.features, names) for q in train]))
+    groups = [(q.set_name, (matrix(q.features, names) - means) / scales, np.array(q.answers, dtype=float))
+              for q in train if q.expect == "answer" and any(q.answers)]
+    per_set = {name: sum(1 for s, _, _ in groups if s == name) for name, _, _ in groups}
+    weights = np.zeros(len(names))
+    for _ in range(STEPS):
+        gradient = L2 * weights
+        for set_name, z, answers in groups:
+            scores = z @ weights
+            soft = np.exp(scores - scores.max())
+            soft /= soft.sum()
+            gradient += z.T @ (soft - answers / answers.sum()) / per_set[set_name]
+        weights = project(weights - gradient / len(per_set), names)
+    return _linear(names, weights, means, scales)
+
+
+def decision_rows(train: Sequence[Question], ranker: dict[str, Any]) -> tuple[list[dict[str, float]], list[int],
+                                                                                 list[str]]:
+    """The best-ranked candidate of each question, with its ranking features, and whether answering with it is
+    right."""
+    features, labels, sets = [], [], []
+    for question in train:
+        scores = [score(ranker, f) for f in question.features]
+        order = sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)
+        best = order[0]
+        runner_up = scores[order[1]] if len(order) > 1 else None
+        margin = 1.0 if runner_up is None else scores[best] - runner_up
+        features.append({**question.features[best], "rank_score": scores[best], "rank_margin": margin})
+        labels.append(int(question.expect == "answer" and question.supports[best]))
+        sets.append(question.set_name)
+    return features, labels, sets
+
+
+def fit_decision(features: list[dict[str, float]], labels: list[int], sets: list[str], names: Sequence[str]
+                 ) -> dict[str, Any]:
+    values = matrix(features, names)
+    means, scales = standardise(values)
+    z = np.hstack([np.ones((len(values), 1)), (values - means) / scales])
+    counts = {name: sets.count(name) for name in set(sets)}
+    sample = np.array([1.0 / counts[name] for name in sets]) / len(counts)
+    target = np.array(labels, dtype=float)
+    weights = np.zeros(z.shape[1])
+    for _ in range(STEPS * 5):
+        probability = 1 / (1 + np.exp(-z @ weights))
+        gradient = z.T @ (sample * (probability - target)) + L2 / len(target) * np.r_[0, weights[1:]]
+        weights = weights - 0.5 * gradient
+        weights[1:] = project(weights[1:], names)
+    linear = _linear(names, weights[1:], means, scales)
+    linear["intercept"] = float(weights[0])
+    return linear
+
+
+def _linear(names: Sequence[str], weights: Matrix, means: Matrix, scales: Matrix) -> dict[str, Any]:
+    return {"weights": {n: round(float(w), 5) for n, w in zip(names, weights, strict=True)},
+            "means": {n: round(float(m), 6) for n, m in zip(names, means, strict=True)},
+            "scales": {n: round(float(s), 6) for n, s in zip(names, scales, strict=True)}}
+
+
+def score(linear: dict[str, Any], features: dict[str, float]) -> float:
+    return float(linear.get("intercept", 0.0)) + sum(
+        weight * (features[name] - linear["means"][name]) / linear["scales"][name]
+        for name, weight in linear["weights"].items())
+
+
+def choose_threshold(features: list[dict[str, float]], train: Sequence[Question], decision: dict[str, Any],
+                     target: float) -> float:
+    """The lowest threshold at which the pooled false-answer rate of the company sets meets the target. The
+    refusal cases the pipeline refuses before the decision (by their shape, a known gap, or a clarifying
+    question) count as refused, as `sourced eval` counts them."""
+    refusals = [(f, q) for f, q in zip(features, train, strict=True)
+                if q.expect in REFUSALS]
+    refused = [1 / (1 + math.exp(-score(decision, f))) if q.reaches_decision else 0.0 for f, q in refusals]
+    if not refused:
+        return 0.5
+    for threshold in np.arange(0.05, 0.995, 0.005):
+        if sum(p >= threshold for p in refused) / len(refused) <= target:
+            return round(float(threshold), 3)
+    return 0.995
+
+
+def fit(train: Sequence[Question], version: str, target: float) -> dict[str, Any]:
+    names = sorted(train[0].features[0])
+    ranker = fit_ranker(train, [name for name in names if name not in DECISION_ONLY])
+    deciding = [q for q in train if q.set_name not in DECISION_SETS_EXCLUDED]
+    features, labels, sets = decision_rows(deciding, ranker)
+    decision = fit_decision(features, labels, sets, [*names, "rank_score", "rank_margin"])
+    threshold = choose_threshold(features, deciding, decision, target)
+    return {"ranker": ranker, "decision": decision, "threshold": threshold, "version": version}
+
+
+def measured(session: EvalSession, eval_set: EvalSet, model: dict[str, Any]) -> dict[str, Any]:
+    """`sourced eval`'s metrics on the set with this model."""
+    scored = session.with_answerability(AnswerabilityModel.from_dict(model))
+    return metrics([scored.score(case) for case in load_cases(eval_set.cases)])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", action="store_true", help=f"write core/application/{MODEL_FILE}")
+    parser.add_argument("--variants", nargs="+", default=["semantic", "lexical"])
+    parser.add_argument("--target", type=float, default=TARGET_FALSE_ANSWER,
+                        help="the false-answer rate the threshold is chosen for (default %(default)s)")
+    args = parser.parse_args()
+    sets = known_sets()
+    versions = {s.name: s.version() for s in sets}
+    shipped: dict[str, Any] = {}
+    for variant in args.variants:
+        embedder = "minilm" if variant == "semantic" else "none"
+        with ExitStack() as stack:
+            sessions = {s.name: stack.enter_context(opened(s, embedder=embedder)) for s in sets}
+            by_set = {s.name: questions(list(collect(sessions[s.name], s))) for s in sets}
+            print(f"\n## {variant} ({embedder}): leave one set out, then the shipped fit on all sets")
+            print(f"{'held out':10} {'threshold':>9} " + " ".join(f"{k:>18}" for k in REPORTED))
+            for held in sets:
+                train = [q for name, qs in by_set.items() if name != held.name for q in qs]
+                model = fit(train, version=f"loso-{held.name}", target=args.target)
+                _print_row(held.name, model["threshold"], measured(sessions[held.name], held, model))
+            model = fit([q for qs in by_set.values() for q in qs], target=args.target,
+                        version=f"{variant}-{date.today().isoformat()}-" + "-".join(
+                            f"{name}:{v}" for name, v in sorted(versions.items())))
+            for held in sets:
+                _print_row(f"{held.name}*", model["threshold"], measured(sessions[held.name], held, model))
+        print("(* fitted on this set too: not a held-out figure)")
+        shipped[variant] = model
+        _print_weights(model)
+    if args.write:
+        path = Path(__file__).resolve().parents[1] / "core" / "application" / MODEL_FILE
+        path.write_text(json.dumps({
+            "fitted_by": "python -m benchmarks.fit_answerability --write",
+            "data": versions, "target_false_answer": args.target, "models": shipped,
+        }, indent=1) + "\n", encoding="utf-8")
+        print(f"\nwrote {path}")
+
+
+def _print_row(name: str, threshold: float, values: dict[str, Any]) -> None:
+    cells = " ".join(f"{'-' if values[k] is None else f'{values[k]:.3f}':>18}" for k in REPORTED)
+    print(f"{name:10} {threshold:9.3f} {cells}", flush=True)
+
+
+def _print_weights(model: dict[str, Any]) -> None:
+    for stage in ("ranker", "decision"):
+        weights = sorted(model[stage]["weights"].items(), key=lambda item: -abs(item[1]))
+        print(f"{stage}: " + ", ".join(f"{name} {weight:+.2f}" for name, weight in weights if weight))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""What kind of value a question asks for, and whether a statement holds one.
+
+Each cue names a general class of English question ("how long" asks for a time, "who approves" for a person
+or a role), never the vocabulary of one knowledge base. The answerability score weighs the match; it is not a
+filter on its own.
+"""
+
+import re
+from typing import Final, Literal
+
+from core.text import numbers
+
+AnswerType = Literal["amount", "time", "age", "count", "place", "person", "name", "phone", "any"]
+
+_TYPE_CUES: Final[tuple[tuple[AnswerType, re.Pattern[str]], ...]] = (
+    # a number to dial
+    ("phone", re.compile(r"\b(phone|telephone|fax|hotline) number\b|\bwhat number\b|\bnumber (to|do i) call\b",
+                         re.I)),
+    # a quantity of things
+    ("count", re.compile(r"\bhow many\b", re.I)),
+    # an age: a number of years of a person
+    ("age", re.compile(r"\b(until|from|at|by|before|after|under|over|of) what age\b|\bhow old\b|"
+                       r"\b(minimum|maximum|youngest|oldest) age\b", re.I)),
+    # a point or span of time, or a frequency
+    ("time", re.compile(r"\b(how long|how soon|how quickly|how fast|how far in advance|how early|how late|"
+                        r"how often|how frequently|by when|until when|what time|what day|which day|what date|"
+                        r"deadline|lead time|time limit|how much (?:advance )?(?:notice|warning|time)|"
+                        r"last day|first day|how far ahead|how far back)\b|^\s*when\b|"
+                        r"\bwhen (is|are|do|does|did|can|should|must|will)\b", re.I)),
+    # a location, physical or online
+    ("place", re.compile(r"^\s*where\b|\bwhere (is|are|do|does|did|can|should|must|was|were|to)\b|"
+                         r"\b(what|which) (country|countries|city|cities|town|region|state|province|building|"
+                         r"floor|room|location|address|site|office|url|link|channel|page|folder)\b", re.I)),
+    # money, a rate or a bound
+    ("amount", re.compile(r"\b(how much|how big|how large|how high|how low|rate|fee|fees|cost|costs|price|cap|"
+                          r"limit|budget|allowance|maximum|minimum|max|min|premium|percentage|percent|"
+                          r"threshold|per (?:hour|day|week|mile|km|night|year|month|person))\b", re.I)),
+    # a named organisation or product
+    ("name", re.compile(r"\b(which|what) (company|companies|vendor|supplier|provider|airline|bank|agency|"
+                        r"app|tool|system|software|platform|website|service|brand|firm|insurer|carrier|"
+                        r"partner|team|channel)\b", re.I)),
+    # a person or a role
+    ("person", re.compile(r"^\s*(who|whom)\b|\bwho (signs|approves|decides|owns|do i|should i|can i|has to|"
+                          r"must|needs to|is responsible|is allowed|can approve)\b|\b(which|what) (role|person|"
+                          r"manager|team) (approves|signs|decides|owns)\b", re.I)),
+)
+_BY_NAME: Final = dict(_TYPE_CUES)
+
+_ROLE_WORDS: Final = re.compile(r"\b(director|manager|lead|officer|supervisor|team|desk|department|owner|"
+                                r"administrator|admin|committee|board|coordinator|head|chief|president|"
+                                r"partner|approver|reviewer|engineer|champion)s?\b", re.I)
+"""Words that name who holds a role in any organisation."""
+_ROLE_ACRONYMS: Final = re.compile(r"\b(HR|IT|VP|SVP|EVP|CEO|CFO|CTO|COO|CISO|CIO|GC|DPO)\b")
+"""Upper-case role acronyms, matched case-sensitively so "it" the pronoun never names a person."""
+_PLACE_WORDS: Final = re.compile(r"\b(room|floor|building|office|desk|site|lobby|reception|entrance|portal|"
+                                 r"page|website|folder|drive|channel|inbox|street|road|avenue|city|country|"
+                                 r"region|campus|warehouse|address)\b", re.I)
+"""Words that say where, physically or online."""
+_HANDLE: Final = re.compile(r"(?<![\w/])[#@][a-z0-9][\w.-]+|https?://\S+|\b[\w.+-]+@[\w-]+\.\w+", re.I)
+"""A Slack channel or handle, a link, or an e-mail address: where to go, or whom to ask."""
+_CLOCK_TIME: Final = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b", re.I)
+"""A time of day: a number, but never an amount or a count."""
+_PHONE_LIKE: Final = re.compile(r"\+?\d[\d ().-]{5,}\d")
+_CAPITALISED_INSIDE: Final = re.compile(r"(?<=[a-z0-9,;:)] )[A-Z][A-Za-z0-9]+")
+"""A capitalised word that does not start a sentence: a name."""
+_TIME_WORDS: Final = re.compile(
+    r"\b(seconds?|minutes?|hours?|days?|weeks?|months?|quarters?|years?|hrs?|mins?|weekdays?|weekends?|"
+    r"business days?|working days?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|"
+    r"march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|"
+    r"sept|oct|nov|dec|midnight|noon|immediately|same day|next day|annually|yearly|monthly|weekly|daily|"
+    r"quarterly|before|after|within|until|by)\b|\b\d{4}-\d{2}-\d{2}\b", re.I)
+_NUMBER_WORDS: Final = re.compile(r"\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|"
+                                  r"twenty|thirty|forty|fifty|sixty|ninety|hundred|thousand|half|once|twice|"
+                                  r"double|single)\b", re.I)
+"""Quantities written out; "one" is left out, as it is mostly a pronoun ("no one", "one of our offices")."""
+
+
+_MONEY_ASKED: Final = re.compile(r"\b(cost|costs|price|prices|fee|fees|charge|charged|charges|pay|paid|spend|"
+                                 r"salary|salaries|wage|budget|allowance|reimburse\w*|refund\w*|"
+                                 r"how much money|what do we charge|what does it cost)\b", re.I)
+"""A question about money: its answer names a sum, a currency, or that it costs nothing."""
+_MONEY_STATED: Final = re.compile(r"[$€£¥]\s?\d|\d\s?[$€£¥]|\b(?:dollars?|euros?|pounds?|cents?|pence|free|"
+                                  r"no charge|no cost|at cost|percent|per ?cent)\b|\d\s?%", re.I)
+_CURRENCY_CODE: Final = re.compile(r"\b[A-Z]{3}\s?\d|\d\s?[A-Z]{3}\b")
+"""An ISO currency code beside a number ("EUR 210", "15 USD"), matched in capitals only."""
+_COUNT_STOP: Final = frozenset("do does did can could are is was were will would should must of per in on at for "
+                               "to i we you they my our your the a an have has get".split())
+
+
+def asks_money(question: str) -> bool:
+    return bool(_MONEY_ASKED.search(question))
+
+
+def states_money(text: str) -> bool:
+    return bool(_MONEY_STATED.search(text) or _CURRENCY_CODE.search(text))
+
+
+def counted_noun(question: str) -> str | None:
+    """For "how many sick days do I get", "days": the thing a count question counts, the first plural among
+    the words before the verb, else the first of them."""
+    lowered = question.lower()
+    start = lowered.find("how many ")
+    if start < 0:
+        return None
+    phrase: list[str] = []
+    for word in re.findall(r"[a-z][a-z'-]*", lowered[start + len("how many "):]):
+        if word in _COUNT_STOP or len(phrase) == 3:
+            break
+        phrase.append(word)
+    plurals = [word for word in phrase if word.endswith("s") and not word.endswith("ss")]
+    chosen = plurals or phrase
+    return chosen[0] if chosen else None
+
+
+def expected_answer_type(question: str) -> AnswerType:
+    for answer_type, cue in _TYPE_CUES:
+        if cue.search(question):
+            return answer_type
+    return "any"
+
+
+def asked_category(question: str) -> str | None:
+    """For "which airline ...", "airline": a statement naming some other kind of thing does not answer."""
+    match = _BY_NAME["name"].search(question)
+    return match.group(2).lower() if match else None
+
+
+def has_quantity(text: str) -> bool:
+    return bool(numbers(_CLOCK_TIME.sub(" ", text))) or bool(_NUMBER_WORDS.search(text))
+
+
+def has_answer_type(text: str, answer_type: AnswerType) -> bool:
+    """Does the statement hold the kind of value asked for: a quantity, a time, a person, a place, a name?"""
+    named = bool(_CAPITALISED_INSIDE.search(text))
+    checks = {
+        "amount": lambda: has_quantity(text),
+        "count": lambda: has_quantity(text),
+        "age": lambda: has_quantity(text),
+        "time": lambda: bool(_TIME_WORDS.search(text) or _CLOCK_TIME.search(text)),
+        "phone": lambda: bool(_PHONE_LIKE.search(text)),
+        "person": lambda: bool(named or _ROLE_WORDS.search(text) or _ROLE_ACRONYMS.search(text)
+                               or _HANDLE.search(text)),
+        "name": lambda: named or bool(_HANDLE.search(text)),
+        "place": lambda: bool(named or _PLACE_WORDS.search(text) or _HANDLE.search(text)),
+    }
+    check = checks.get(answer_type)
+    return True if check is None else check()

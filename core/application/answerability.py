@@ -1,0 +1,379 @@
+"""Does a retrieved statement state what the question asks? A fitted score, not hand-set floors.
+
+Every candidate statement of the best retrieved chunks gets general features of (question, statement, its
+chunk, heading path and retrieval rank): the asked-for kind of value and whether the statement holds one,
+coverage of the question's words weighted by how rare they are among the candidates (so the word that narrows
+the question, "Singapore", "staging", "weekend", weighs most), whether the names and numbers the question uses
+stand in the statement's chunk, a modifier of the question's subject replaced by another, semantic similarity
+and the retrieval evidence. A logistic model, fitted by `benchmarks/fit_answerability.py` on labelled
+(question, statement) pairs of several knowledge bases and committed with its data version
+(`answerability_model.json`), turns them into the probability that the statement answers. The question is
+answerable when the best probability reaches the model's threshold, chosen for a target false-answer rate.
+"""
+
+import json
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from itertools import pairwise
+from typing import Any, Final
+
+from core.application.answer_types import (
+    AnswerType,
+    asked_category,
+    asks_money,
+    counted_noun,
+    expected_answer_type,
+    has_answer_type,
+    has_quantity,
+    states_money,
+)
+from core.application.ports import Embedder
+from core.application.statements import Statement, statements_of
+from core.domain import RetrievedChunk
+from core.text import STOPWORDS, capitalised_names, content_stems, numbers, stem, words
+
+CANDIDATE_CHUNKS: Final = 5
+"""Chunks whose statements are candidates: the answer is in the top 5 for nearly every answerable question
+the retriever finds at all, and more chunks mostly add look-alikes."""
+EMBEDDED_STATEMENTS: Final = 12
+"""Statements embedded per question, the best by words and retrieval: bounds the embedding cost."""
+MODEL_FILE: Final = "answerability_model.json"
+SOLE_CANDIDATE_MARGIN: Final = 1.0
+"""The lead of a question's only candidate: clear, but no clearer than a typical first over second."""
+
+EVIDENCE_AGAINST: Final = frozenset({
+    "rarest_word_missing", "names_missing", "typed_not_held", "modifier_replaced", "modifier_unstated",
+    "money_missing", "count_unbound", "row_key_unmatched", "row_names_missing"})
+"""Features that speak against an answer: the fit never gives them a positive weight."""
+UNSIGNED_FEATURES: Final = frozenset({"statement_words", "question_words", "leads_in"})
+"""Features with no direction of their own. Every other feature speaks for an answer (weight >= 0)."""
+_PHRASE_END: Final = ("[", ",", ";", ":", "(", ")", "]", "{", "}", "!", "?", '"')
+
+
+class EmbedderFailed(RuntimeError):
+    """The embedder failed while the candidates' semantic features were computed."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Candidate:
+    """A statement with its features, its ranking score among the question's candidates, and the fitted
+    probability that it answers the question."""
+
+    statement: Statement
+    features: Mapping[str, float]
+    rank_score: float
+    probability: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Assessment:
+    """The candidates of one question, best first, and the decision."""
+
+    candidates: tuple[Candidate, ...]
+    threshold: float
+    model_version: str
+    explanation: tuple[tuple[str, float], ...] = ()
+    """The best candidate's strongest features: (name, contribution to the log-odds), largest first."""
+
+    @property
+    def best(self) -> Candidate | None:
+        return self.candidates[0] if self.candidates else None
+
+    @property
+    def score(self) -> float:
+        return self.candidates[0].probability if self.candidates else 0.0
+
+    @property
+    def answerable(self) -> bool:
+        return self.score >= self.threshold
+
+
+@dataclass(frozen=True, kw_only=True)
+class LinearScore:
+    """Weights over standardised features: a feature enters as (value - mean) / scale."""
+
+    weights: Mapping[str, float]
+    means: Mapping[str, float]
+    scales: Mapping[str, float]
+    intercept: float = 0.0
+
+    def contributions(self, features: Mapping[str, float]) -> list[tuple[str, float]]:
+        return [(name, weight * (features[name] - self.means[name]) / self.scales[name])
+                for name, weight in self.weights.items()]
+
+    def __call__(self, features: Mapping[str, float]) -> float:
+        return self.intercept + sum(value for _, value in self.contributions(features))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "LinearScore":
+        return cls(weights=dict(data["weights"]), means=dict(data["means"]), scales=dict(data["scales"]),
+                   intercept=float(data.get("intercept", 0.0)))
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnswerabilityModel:
+    """A ranker that orders a question's candidate statements, and a logistic decision on the best of them:
+    the probability that it answers, against a threshold chosen for a target false-answer rate."""
+
+    ranker: LinearScore
+    decision: LinearScore
+    threshold: float
+    version: str
+
+    def probability(self, features: Mapping[str, float]) -> float:
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, self.decision(features)))))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "AnswerabilityModel":
+        return cls(ranker=LinearScore.from_dict(data["ranker"]), decision=LinearScore.from_dict(data["decision"]),
+                   threshold=float(data["threshold"]), version=str(data["version"]))
+
+
+@cache
+def shipped_models() -> dict[str, AnswerabilityModel]:
+    """The committed fit: one model with semantic features (an embedder configured), one without."""
+    text = resources.files("core.application").joinpath(MODEL_FILE).read_text(encoding="utf-8")
+    models = json.loads(text)["models"]
+    return {variant: AnswerabilityModel.from_dict(models[variant]) for variant in ("semantic", "lexical")}
+
+
+def shipped_model(*, semantic: bool) -> AnswerabilityModel:
+    return shipped_models()["semantic" if semantic else "lexical"]
+
+
+# -- the features ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class QuestionProfile:
+    """What is read once per question."""
+
+    stems: tuple[str, ...]
+    names: frozenset[str]
+    """Capitalised names and numbers the question uses: the most specific words it has."""
+    answer_type: AnswerType
+    category: str | None
+    pairs: tuple[tuple[str, str], ...]
+    money: bool
+    counted: str | None
+
+    @classmethod
+    def of(cls, question: str) -> "QuestionProfile":
+        return cls(stems=tuple(dict.fromkeys(content_stems(question))),
+                   names=frozenset(stem(name) for name in capitalised_names(question)) | numbers(question),
+                   answer_type=expected_answer_type(question), category=asked_category(question),
+                   pairs=tuple(pair for pair in word_pairs(question) if pair[0]), money=asks_money(question),
+                   counted=counted_noun(question))
+
+
+def candidate_statements(chunks: Sequence[RetrievedChunk]) -> list[Statement]:
+    """The statements of the best chunks, never one addressed to automated readers."""
+    best = sorted(chunks, key=lambda c: c.score, reverse=True)[:CANDIDATE_CHUNKS]
+    return [s for s in statements_of(best) if not s.addressed_to_assistants]
+
+
+def rarity_weights(profile: QuestionProfile, statements: Sequence[Statement]) -> dict[str, float]:
+    """Rarer words among the candidates matter more, as in IDF, computed over the candidates alone (what the
+    audience may see, nothing else). A name or number the question uses weighs double."""
+    frequency: Counter[str] = Counter()
+    wanted = set(profile.stems)
+    for statement in statements:
+        frequency.update(set(content_stems(statement.text)) & wanted)
+    total = max(len(statements), 1)
+    return {term: math.log(1 + total / (1 + frequency[term])) * (2.0 if term in profile.names else 1.0)
+            for term in profile.stems}
+
+
+def statement_features(profile: QuestionProfile, statement: Statement, *, weights: Mapping[str, float],
+                       rank: int, top_score: float) -> dict[str, float]:
+    """The general features of one (question, statement) pair, every value a number in a small range; the
+    semantic ones are 0 until `featurise` sets them."""
+    chunk = statement.chunk
+    said = set(content_stems(statement.text))
+    heading = set(content_stems(chunk.passage.heading))
+    in_chunk = set(content_stems(chunk.text)) | heading
+    total = sum(weights.values()) or 1.0
+
+    def covered(where: set[str]) -> float:
+        return sum(weight for term, weight in weights.items() if term in where) / total
+
+    rarest = max(weights, key=lambda term: weights[term]) if weights else ""
+    chunk_names = _names_in(chunk.passage.heading + " " + chunk.text)
+    typed = profile.answer_type != "any"
+    holds = has_answer_type(statement.text, profile.answer_type) and (
+        profile.category is None or stem(profile.category) in said | heading)
+    return {
+        "coverage_statement": covered(said),
+        "coverage_heading": covered(heading - said),
+        "coverage_chunk": covered(in_chunk),
+        "rarest_word_missing": float(bool(rarest) and rarest not in said | heading),
+        "names_missing": (sum(1 for name in profile.names if name not in chunk_names) / len(profile.names)
+                          if profile.names else 0.0),
+        "typed_and_held": float(typed and holds),
+        "typed_not_held": float(typed and not holds),
+        "modifier_replaced": float(replaced_modifier(profile, statement.text + ". " + chunk.passage.heading)),
+        "modifier_unstated": unstated_modifiers(profile, said | heading),
+        "semantic": 0.0,
+        "retrieval_score": chunk.score,
+        "retrieval_top": float(rank == 1),
+        "retrieval_relative": chunk.score / top_score if top_score > 0 else 0.0,
+        "statement_words": math.log1p(len(words(statement.text))) / 4,
+        "question_words": math.log1p(len(profile.stems)) / 3,
+        "leads_in": float(statement.leads_in),
+        "money_missing": float(profile.money and not states_money(statement.text)),
+        "count_unbound": float(profile.counted is not None and not count_bound(profile.counted, statement, heading)),
+        "row_key_matched": float(statement.row_key is not None
+                                 and bool(set(content_stems(statement.row_key)) & set(profile.stems))),
+        "row_key_unmatched": float(statement.row_key is not None
+                                   and not set(content_stems(statement.row_key)) & set(profile.stems)),
+        "row_names_missing": float(statement.row_key is not None and bool(profile.names)
+                                   and not profile.names & _names_in(statement.text + " " + chunk.passage.heading)),
+    }
+
+
+def _names_in(text: str) -> set[str]:
+    """The words, their stems and the numbers of a text, to look a question's names up in."""
+    found = set(words(text))
+    return found | {stem(word) for word in found} | numbers(text)
+
+
+def count_bound(counted: str, statement: Statement, heading: set[str]) -> bool:
+    """Does the statement give a number of the counted thing ("3 approvals" for "how many approvals")? A
+    number anywhere counts when the heading names the thing ("Approvals needed: 2")."""
+    tokens = words(statement.text)
+    target = stem(counted)
+    for index, token in enumerate(tokens):
+        if stem(token) == target and has_quantity(" ".join(tokens[max(0, index - 3): index])):
+            return True
+    return target in heading and has_quantity(statement.text)
+
+
+def replaced_modifier(profile: QuestionProfile, statement: str) -> bool:
+    """The statement keeps the head of a phrase of the question but with another modifier: "gym membership"
+    asked, "coworking membership" stated. It is about another kind of the thing."""
+    stated = word_pairs(statement)
+    stated_stems = {stem(word) for pair in stated for word in pair}
+    for modifier, head in profile.pairs:
+        if stem(head) not in stated_stems or stem(modifier) in stated_stems:
+            continue
+        if any(before and stem(after) == stem(head) for before, after in stated):
+            return True
+    return False
+
+
+def unstated_modifiers(profile: QuestionProfile, stated: set[str]) -> float:
+    """Share of the question's modifier-head phrases whose head is stated without the modifier anywhere in
+    the statement or its headings ("weekend call-out rate" asked, "call-out" stated, "weekend" nowhere)."""
+    relevant = [(m, h) for m, h in profile.pairs if stem(h) in stated]
+    if not relevant:
+        return 0.0
+    return sum(1 for modifier, _ in relevant if stem(modifier) not in stated) / len(relevant)
+
+
+def word_pairs(text: str) -> list[tuple[str, str]]:
+    """Adjacent word pairs within a phrase (punctuation ends one); a pair whose first word is a stopword or a
+    number is kept as ("", word), so the head counts as stated without a modifier."""
+    for mark in _PHRASE_END:
+        text = text.replace(mark, " . ")
+    pairs = []
+    for phrase in text.replace(". ", " | ").split(" | "):
+        tokens = [word for word in words(phrase) if word]
+        pairs.extend([("", tokens[0])] if tokens else [])
+        for before, after in pairwise(tokens):
+            if after in STOPWORDS or after.isdigit():
+                continue
+            plain = before in STOPWORDS or any(ch.isdigit() for ch in before)
+            pairs.append(("" if plain else before, after))
+    return pairs
+
+
+# -- the decision ------------------------------------------------------------------------------------------
+
+def assess(question: str, chunks: Sequence[RetrievedChunk], *, embedder: Embedder | None = None,
+           model: AnswerabilityModel | None = None) -> Assessment:
+    """Score every candidate statement of the retrieved chunks; the best first."""
+    model = model or shipped_model(semantic=embedder is not None)
+    profile = QuestionProfile.of(question)
+    statements = candidate_statements(chunks)
+    if not profile.stems or not statements:
+        return Assessment(candidates=(), threshold=model.threshold, model_version=model.version)
+    features = featurise(question, profile, statements, embedder=embedder)
+    ranked = sorted(zip((model.ranker(f) for f in features), statements, features, strict=True),
+                    key=lambda item: item[0], reverse=True)
+    candidates = []
+    for index, (score, statement, values) in enumerate(ranked):
+        runner_up = ranked[1][0] if index == 0 and len(ranked) > 1 else ranked[0][0]
+        decided = {**values, **ranking_features(score, runner_up, len(ranked) == 1)}
+        candidates.append(Candidate(statement=statement, features=decided, rank_score=score,
+                                    probability=model.probability(decided)))
+    strongest = sorted(model.decision.contributions(candidates[0].features), key=lambda item: abs(item[1]),
+                       reverse=True)
+    return Assessment(candidates=tuple(candidates), threshold=model.threshold, model_version=model.version,
+                      explanation=tuple((name, round(value, 3)) for name, value in strongest[:5]))
+
+
+def ranking_features(score: float, runner_up: float, alone: bool) -> dict[str, float]:
+    """What the decision reads of the ranking: the candidate's score and its lead over the best other one."""
+    return {"rank_score": score, "rank_margin": SOLE_CANDIDATE_MARGIN if alone else score - runner_up}
+
+
+def featurise(question: str, profile: QuestionProfile, statements: Sequence[Statement], *,
+              embedder: Embedder | None) -> list[dict[str, float]]:
+    """The features of every statement. Only the best by words and retrieval are embedded; the others keep
+    the lowest similarity any embedded one has (they ranked below all of them)."""
+    weights = rarity_weights(profile, statements)
+    ranks = _chunk_ranks(statements)
+    top_score = max(s.chunk.score for s in statements)
+    lexical = [statement_features(profile, s, weights=weights, rank=ranks[s.chunk.chunk_id], top_score=top_score)
+               for s in statements]
+    if embedder is None:
+        _relative_features(lexical, statements, semantic=False)
+        return lexical
+    order = sorted(range(len(statements)), reverse=True,
+                   key=lambda i: lexical[i]["coverage_statement"] + lexical[i]["retrieval_relative"])
+    chosen = order[:EMBEDDED_STATEMENTS]
+    try:
+        vectors = embedder.embed([question, *(statements[i].text for i in chosen)])
+    except Exception as error:  # the embedder is an adapter (a model, an HTTP endpoint) that may fail
+        raise EmbedderFailed(f"embedding candidate statements failed: {type(error).__name__}") from error
+    similarity = {i: _dot(vectors[0], v) for i, v in zip(chosen, vectors[1:], strict=True)}
+    for i, features in enumerate(lexical):
+        features["semantic"] = similarity.get(i, min(similarity.values()))
+    _relative_features(lexical, statements, semantic=True)
+    return lexical
+
+
+def _relative_features(features: list[dict[str, float]], statements: Sequence[Statement], *,
+                       semantic: bool) -> None:
+    """How each statement compares with the other candidates of the same question."""
+    for name in ("semantic", "coverage_statement") if semantic else ("coverage_statement",):
+        values = [f[name] for f in features]
+        ordered = sorted(values, reverse=True)
+        for f, value in zip(features, values, strict=True):
+            others = ordered[1] if value == ordered[0] and len(ordered) > 1 else ordered[0]
+            f[f"{name}_margin"] = value - others
+            f[f"{name}_rank"] = 1.0 / (1 + ordered.index(value))
+    if not semantic:
+        return
+    best_in_chunk: dict[str, float] = {}
+    for f, statement in zip(features, statements, strict=True):
+        key = statement.chunk.chunk_id
+        best_in_chunk[key] = max(best_in_chunk.get(key, -1.0), f["semantic"])
+    for f, statement in zip(features, statements, strict=True):
+        f["chunk_best_semantic"] = best_in_chunk[statement.chunk.chunk_id]
+        # Two independent readings agreeing (the words and the meaning pick the same statement) is stronger
+        # evidence than either alone: a product a linear score cannot form by itself.
+        f["words_and_meaning_agree"] = float(f["semantic_rank"] == 1.0 and f["coverage_statement_rank"] == 1.0)
+        f["semantic_x_coverage"] = f["semantic"] * f["coverage_statement"]
+
+
+def _chunk_ranks(statements: Sequence[Statement]) -> dict[str, int]:
+    chunks = sorted({s.chunk.chunk_id: s.chunk for s in statements}.values(), key=lambda c: c.score, reverse=True)
+    return {chunk.chunk_id: rank for rank, chunk in enumerate(chunks, start=1)}
+
+
+def _dot(a: Sequence[float], b: Sequence[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True))

@@ -1,0 +1,26 @@
+"""The audit record explains the answerability decision: score, threshold, model version, strongest features.
+
+Revision ID: 0003
+Revises: 0002
+Create Date: 2026-12-03
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0003"
+down_revision: str | None = "0002"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("audit_events") as batch:
+        batch.add_column(sa.Column("answerability", sa.JSON(), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("audit_events") as batch:
+        batch.drop_column("answerability")

@@ -71,6 +71,19 @@ class CitedId:
 
 
 @dataclass(frozen=True, kw_only=True)
+class QuoteAnchor:
+    """Where claim `claim` rests: characters `start`..`end` of chunk `chunk_id`, and the SHA-256 of that span.
+    `given` is False when the model gave no quote and the guard aligned the claim to the chunk itself."""
+
+    claim: int
+    chunk_id: str
+    start: int
+    end: int
+    sha256: str
+    given: bool
+
+
+@dataclass(frozen=True, kw_only=True)
 class AuditRecord:
     correlation_id: str
     at: datetime
@@ -88,3 +101,4 @@ class AuditRecord:
     prompt_version: str | None
     latency_ms: float
     detail: str | None = None
+    quotes: tuple[QuoteAnchor, ...] = ()

@@ -11,6 +11,9 @@ class EnvelopeClaim(BaseModel):
 
     text: str = Field(min_length=1)
     chunk_ids: list[str] = Field(min_length=1)
+    quote: str | None = None
+    """The verbatim span of a cited chunk that states the claim. Optional so that a model answering under an
+    older prompt still parses; such a claim is checked against its best-aligned sentence instead."""
 
 
 class Envelope(BaseModel):

@@ -11,12 +11,13 @@ from core.application.audit import (
     AuditMode,
     AuditRecord,
     CitedId,
+    QuoteAnchor,
     ScoredId,
     question_preview,
     question_sha256,
     user_reference,
 )
-from core.application.checks import citation_tier, cited_chunks, unknown_chunk_ids, unsupported_reason
+from core.application.checks import Unsupported, claim_support, cited_chunks, unknown_chunk_ids
 from core.application.clarify import clarification_options
 from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope
 from core.application.ports import (
@@ -99,6 +100,7 @@ class Evidence:
     given_to_model: Sequence[RetrievedChunk] = ()
     model_called: bool = False
     claim_map: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    quotes: tuple[QuoteAnchor, ...] = ()
     detail: str | None = None
 
 
@@ -239,24 +241,27 @@ class Orchestrator:
 
     def _checked_answer(self, envelope: Envelope, usable: Sequence[RetrievedChunk], evidence: Evidence,
                         owner: str | None) -> Outcome:
+        """Each claim must be stated by its quote (sentence-local support); the claim then cites the chunk its
+        quote stands in, and the audit records where."""
         by_id = {chunk.chunk_id: chunk for chunk in usable}
         markers: dict[str, Citation] = {}
         claims: list[Claim] = []
-        for claim in envelope.claims:
-            cited = cited_chunks(claim, by_id)
-            reason = unsupported_reason(claim, cited, embedder=self._embedder)
-            if reason is not None:
-                evidence.detail = f"claim {len(claims) + 1}: {reason}"
+        quotes: list[QuoteAnchor] = []
+        for number, claim in enumerate(envelope.claims, start=1):
+            support = claim_support(claim, cited_chunks(claim, by_id), embedder=self._embedder)
+            if isinstance(support, Unsupported):
+                evidence.detail = f"claim {number}: {support.reason}"
                 return self._refuse("unsupported_claim", evidence, owner=owner)
-            for chunk in cited:
-                if chunk.chunk_id not in markers:
-                    markers[chunk.chunk_id] = Citation(n=len(markers) + 1, passage=chunk.passage,
-                                                       content_hash=chunk.content_hash,
-                                                       tier=citation_tier(claim.text, chunk, embedder=self._embedder))
-            claims.append(Claim(text=claim.text.strip(),
-                                citations=tuple(markers[chunk.chunk_id].n for chunk in cited)))
+            anchor = support.anchor
+            if anchor.chunk.chunk_id not in markers:
+                markers[anchor.chunk.chunk_id] = Citation(n=len(markers) + 1, passage=anchor.chunk.passage,
+                                                          content_hash=anchor.chunk.content_hash, tier=support.tier)
+            claims.append(Claim(text=claim.text.strip(), citations=(markers[anchor.chunk.chunk_id].n,)))
+            quotes.append(QuoteAnchor(claim=number, chunk_id=anchor.chunk.chunk_id, start=anchor.span.start,
+                                      end=anchor.span.end, sha256=anchor.sha256, given=anchor.given))
         evidence.claim_map = tuple((i + 1, tuple(dict.fromkeys(c.chunk_ids))) for i, c in
                                    enumerate(envelope.claims))
+        evidence.quotes = tuple(quotes)
         assert evidence.risk is not None
         try:
             return Answered(text=_answer_text(claims), claims=tuple(claims),
@@ -322,6 +327,7 @@ class Orchestrator:
             retrieved=tuple(ScoredId(chunk_id=c.chunk_id, score=round(c.score, 4)) for c in evidence.retrieved),
             cited=tuple(CitedId(chunk_id=c.passage.chunk_id, content_hash=c.content_hash) for c in cited),
             claim_map=evidence.claim_map,
+            quotes=evidence.quotes,
             model=self._model.name if evidence.model_called else None,
             prompt_version=self._model.prompt_version if evidence.model_called else None,
             latency_ms=round(seconds * 1000, 2),

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.application.orchestrator import Question
+from core.application.ports import AnswerModel
 from core.application.routing import KnownGap
 from core.bootstrap import Sourced, bootstrap
 from core.config import Settings, SourcedConfig
@@ -41,14 +42,14 @@ class EvalSession:
 
 @contextmanager
 def eval_session(*, kb: Path, config: SourcedConfig, known_gaps: tuple[KnownGap, ...],
-                 progress: bool = False) -> Iterator[EvalSession]:
-    """`config` supplies roles, risk words and the default owner; `known_gaps` replaces its gaps. The
-    database lives in a temporary folder removed on exit."""
+                 progress: bool = False, model: AnswerModel | None = None) -> Iterator[EvalSession]:
+    """`config` supplies roles, risk words and the default owner; `known_gaps` replaces its gaps; `model`
+    replaces the one `SOURCED_MODEL` names. The database lives in a temporary folder removed on exit."""
     default_owner = (config.default_owner,) if config.default_owner else ()
     owners = tuple(gap.owner for gap in known_gaps) + default_owner
     with tempfile.TemporaryDirectory(prefix="sourced-eval-") as tmp:
         sourced = bootstrap(Settings(database_url=f"sqlite:///{tmp}/eval.db"), config=config,
-                            known_gaps=known_gaps, progress=progress)
+                            known_gaps=known_gaps, progress=progress, model=model)
         try:
             errors = tuple(f"{error.path}: {error.reason}" for error in sourced.ingestor.ingest(kb).errors)
             yield EvalSession(sourced=sourced, documents=knowledge_base_documents(kb), public_owners=owners,

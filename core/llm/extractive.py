@@ -97,6 +97,9 @@ class Unit:
 
     text: str
     chunk: RetrievedChunk
+    quote: str
+    """The statement as the chunk writes it, markup and all (a table row without its header): the claim's
+    quote, which the guard finds verbatim in the chunk."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,7 +137,8 @@ class ExtractiveModel:
                     and other.score >= best.score * SECOND_CLAIM_RATIO
                     and not _swaps_what_best_states(request.question, other, best)):
                 chosen.append(other)
-        claims = [{"text": scored.unit.text, "chunk_ids": [scored.unit.chunk.chunk_id]} for scored in chosen]
+        claims = [{"text": scored.unit.text, "chunk_ids": [scored.unit.chunk.chunk_id], "quote": scored.unit.quote}
+                  for scored in chosen]
         return json.dumps({
             "found": True,
             "answer": " ".join(scored.unit.text for scored in chosen),
@@ -255,12 +259,12 @@ def split_units(chunk: RetrievedChunk) -> list[Unit]:
                 header = cells
                 continue
             units.append(Unit(text=_clean("; ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=False)
-                                                    if c)), chunk=chunk))
+                                                    if c)), chunk=chunk, quote=stripped))
             continue
         header = None
         if stripped.startswith("#") or not stripped:
             continue
-        units.extend(Unit(text=_clean(part), chunk=chunk) for part in _SENTENCE_END.split(stripped))
+        units.extend(Unit(text=_clean(part), chunk=chunk, quote=part) for part in _SENTENCE_END.split(stripped))
     return [unit for unit in units if len(unit.text) > 3]
 
 

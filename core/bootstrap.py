@@ -6,10 +6,10 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from core.application.orchestrator import Orchestrator, RetrievalPolicy
-from core.application.ports import AnswerModel, AuditSink, Clock, Embedder, Index, Metrics
+from core.application.ports import AnswerModel, AuditSink, Clock, Embedder, Index, Metrics, Verifier
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
-from core.config import Settings, SourcedConfig, config_path, load_config
+from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config
 from core.llm.extractive import ExtractiveModel
 from core.observability import PrometheusMetrics, SystemClock
 from core.retrieval.embeddings import EmbeddingIngestor, build_embedder
@@ -54,6 +54,18 @@ def build_model(settings: Settings, embedder: Embedder | None = None) -> AnswerM
     return ExtractiveModel(embedder=embedder)
 
 
+def build_verifier(settings: Settings, model: AnswerModel) -> Verifier | None:
+    """`SOURCED_VERIFIER=model`: the answering LLM's own endpoint, asked once more per answer. The extractive
+    model has no opinion to give, so the setting needs an LLM."""
+    if settings.verifier == "off":
+        return None
+    verifier = getattr(model, "verifier", None)
+    if verifier is None:
+        raise ConfigError("SOURCED_VERIFIER=model needs an LLM: set SOURCED_MODEL=openai or llama-cpp")
+    built: Verifier = verifier()
+    return built
+
+
 def bootstrap(
     settings: Settings | None = None,
     *,
@@ -92,6 +104,7 @@ def bootstrap(
         audit_mode=settings.audit_mode,
         user_hash_key=settings.user_hash_key.get_secret_value().encode() if settings.user_hash_key else None,
         embedder=embedder,
+        verifier=build_verifier(settings, model),
     )
     return Sourced(
         settings=settings,

@@ -175,8 +175,9 @@ def unstated_reason(claim_text: str, anchor: Anchor, similarity: "_Similarity") 
     reason = _uncovered(claim_text, anchor, similarity)
     if reason is not None:
         return reason
+    claim_proper = _without_heading(claim_text, anchor.chunk.passage.heading)
     for flip in (_flipped_polarity, _flipped_bound, _flipped_modality):
-        reason = flip(claim_text, anchor.evidence)
+        reason = flip(claim_proper, anchor.evidence)
         if reason is not None:
             return reason
     for mix in (_moved_value, _mixed_rows):
@@ -237,10 +238,11 @@ def _missing_names(claim_text: str, anchor: Anchor) -> str | None:
 
 
 def _substituted(claim_text: str, evidence: str) -> set[str]:
-    """The claim's words that stand where the quote has other words, the rest of the wording being the same."""
+    """The claim's words that stand where the quote has other words, between words both share."""
     claim, quote = words(claim_text), words(evidence)
-    matcher = difflib.SequenceMatcher(a=claim, b=quote, autojunk=False)
-    return {word for tag, a1, a2, _, _ in matcher.get_opcodes() if tag == "replace" for word in claim[a1:a2]}
+    opcodes = difflib.SequenceMatcher(a=claim, b=quote, autojunk=False).get_opcodes()
+    return {word for before, (tag, a1, a2, _, _), after in zip(opcodes, opcodes[1:], opcodes[2:], strict=False)
+            if tag == "replace" and before[0] == after[0] == "equal" for word in claim[a1:a2]}
 
 
 def _names(claim_text: str, chunk_text: str) -> set[str]:
@@ -293,7 +295,12 @@ def _flipped_polarity(claim_text: str, evidence: str) -> str | None:
 
 
 def _flipped_bound(claim_text: str, evidence: str) -> str | None:
-    """"at least" where the quote says "at most", "after" where it says "before"."""
+    """"at least" where the quote says "at most", "after" where it says "before"; "under 5,000" where the
+    quote's range starts at 5,000."""
+    stated_bounds = facts.bounds(evidence)
+    for value, direction in sorted(facts.bounds(claim_text)):
+        if (value, facts.opposite(direction)) in stated_bounds and (value, direction) not in stated_bounds:
+            return f"comparison flipped: '{direction}' {value} in the claim, '{facts.opposite(direction)}' in the quote"
     stated = set().union(*(facts.directions(clause) for clause in _used_clauses(claim_text, evidence)))
     for direction in sorted(facts.directions(claim_text)):
         if direction not in stated and facts.opposite(direction) in stated:
@@ -308,6 +315,15 @@ def _flipped_modality(claim_text: str, evidence: str) -> str | None:
     if claimed and stated and not claimed & stated:
         return f"modality changed: {sorted(claimed)} in the claim, {sorted(stated)} in the quote"
     return None
+
+
+def _without_heading(claim_text: str, heading: str) -> str:
+    """The claim without the section titles it names ("According to the What we cannot delete section, ..."):
+    a title's words are not the claim's assertions."""
+    for title in sorted(heading.split(" > "), key=len, reverse=True):
+        if len(title) > 3:
+            claim_text = re.sub(re.escape(title), " ", claim_text, flags=re.IGNORECASE)
+    return claim_text
 
 
 def _used_clauses(claim_text: str, evidence: str) -> list[str]:

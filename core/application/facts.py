@@ -48,6 +48,9 @@ _OPPOSITE: Final[dict[Direction, Direction]] = {"less": "more", "more": "less", 
                                                "after": "before"}
 _COMPARISON: Final = re.compile(r"\b(?:" + "|".join(f"(?P<{d}>{p})" for d, p in _DIRECTIONS) + r")\b",
                                 re.IGNORECASE)
+_MONEY: Final = r"(?:US\$|\$|€|£|USD\s?|EUR\s?|GBP\s?)?"
+_RANGE: Final = re.compile(rf"{_MONEY}(?P<low>\d[\d,]*(?:\.\d+)?)\s*(?:to|-|\u2013|and)\s*{_MONEY}"
+                           r"(?P<high>\d[\d,]*(?:\.\d+)?)")
 _NEGATION: Final = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without|except|"
                               r"unless)\b|n't\b", re.IGNORECASE)
 _MODALITIES: Final[tuple[tuple[Modality, str], ...]] = (
@@ -58,7 +61,8 @@ _MODALITIES: Final[tuple[tuple[Modality, str], ...]] = (
 )
 _MODALITY: Final = re.compile(r"\b(?:" + "|".join(f"(?P<{m}>{p})" for m, p in _MODALITIES) + r")\b",
                               re.IGNORECASE)
-_CLAUSE_BREAK: Final = re.compile(r"[;()\[\]\n]|(?<!\d):|:(?!\d)|,\s*(?=(?:but|while|whereas|although|though|so)\b)|"
+_CLAUSE_BREAK: Final = re.compile(r"[;()\[\]\n]|(?<!\d):|:(?!\d)|,\s*(?=(?:and|or|but|while|whereas|although|though|so|"
+                                  r"which|who)\b)|"
                                   r"\b(?:but|whereas|while|although|though)\b|(?<=[.!?])\s+")
 _VALUE_BREAK: Final = re.compile(r"[;()\[\]\n]|(?<!\d)[:,]|[:,](?!\d)|\b(?:and|or|but|while|whereas)\b|(?<=[.!?])\s+",
                                 re.IGNORECASE)
@@ -122,6 +126,20 @@ def negations(text: str) -> int:
     """How many times the text denies something. Bounds written with a negation ("no more than") are
     comparisons, not denials."""
     return len(_NEGATION.findall(_COMPARISON.sub(" ", text)))
+
+
+def bounds(text: str) -> set[tuple[str, Direction]]:
+    """Directions tied to the value they bound: "under $5,000" is (5000, less); a range "5,000 to 49,999"
+    or "from 5,000" bounds its first value from below and its last from above."""
+    found: set[tuple[str, Direction]] = set()
+    for match in _COMPARISON.finditer(text):
+        value = _QUANTITY.match(text, match.end() + len(text[match.end():]) - len(text[match.end():].lstrip()))
+        if value and value.group("digits"):
+            found.update((_normal_number(value.group("digits")), d) for d in _OPPOSITE if match.group(d))
+    for match in _RANGE.finditer(text):
+        found.add((_normal_number(match.group("low")), "more"))
+        found.add((_normal_number(match.group("high")), "less"))
+    return found
 
 
 def directions(text: str) -> set[Direction]:

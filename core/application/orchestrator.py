@@ -17,9 +17,9 @@ from core.application.audit import (
     question_sha256,
     user_reference,
 )
-from core.application.checks import Unsupported, claim_support, cited_chunks, unknown_chunk_ids
+from core.application.checks import Unsupported, cited_chunks, claim_support, unknown_chunk_ids
 from core.application.clarify import clarification_options
-from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope
+from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope, parse_verdict
 from core.application.ports import (
     AnswerModel,
     AuditSink,
@@ -28,7 +28,10 @@ from core.application.ports import (
     GenerationRequest,
     Index,
     Metrics,
+    QuotedClaim,
     RiskClassifier,
+    VerificationRequest,
+    Verifier,
 )
 from core.application.routing import OwnerRouter
 from core.application.shape import classify_shape, invalid_reason
@@ -101,6 +104,8 @@ class Evidence:
     model_called: bool = False
     claim_map: tuple[tuple[int, tuple[str, ...]], ...] = ()
     quotes: tuple[QuoteAnchor, ...] = ()
+    verified: bool = False
+    """The model verifier was asked (`SOURCED_VERIFIER=model`)."""
     detail: str | None = None
 
 
@@ -120,6 +125,7 @@ class Orchestrator:
         user_hash_key: bytes | None = None,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
         embedder: Embedder | None = None,
+        verifier: Verifier | None = None,
     ) -> None:
         self._index = index
         self._model = model
@@ -133,6 +139,7 @@ class Orchestrator:
         self._user_hash_key = user_hash_key
         self._new_id = new_id
         self._embedder = embedder
+        self._verifier = verifier
 
     def ask(self, question: Question) -> Outcome:
         return self.ask_with_evidence(question)[0]
@@ -229,15 +236,45 @@ class Orchestrator:
         if unknown:
             evidence.detail = f"unknown chunk ids: {unknown[:5]!r}"
             return self._refuse("invalid_citation", evidence, owner=owner)
-        return self._grounded_answer(envelope, usable, evidence, owner)
+        return self._grounded_answer(question, envelope, usable, evidence, owner)
 
-    def _grounded_answer(self, envelope: Envelope, usable: Sequence[RetrievedChunk], evidence: Evidence,
-                         owner: str | None) -> Outcome:
+    def _grounded_answer(self, question: Question, envelope: Envelope, usable: Sequence[RetrievedChunk],
+                         evidence: Evidence, owner: str | None) -> Outcome:
         try:
-            return self._checked_answer(envelope, usable, evidence, owner)
+            outcome = self._checked_answer(envelope, usable, evidence, owner)
         except Exception as error:  # the semantic claim check calls the embedder, an adapter that may fail
             evidence.detail = f"claim check failed: {type(error).__name__}"
             return self._refuse("model_unavailable", evidence, owner=owner)
+        if self._verifier is None or not isinstance(outcome, Answered):
+            return outcome
+        return self._second_opinion(question, outcome, usable, evidence, owner)
+
+    def _second_opinion(self, question: Question, outcome: Answered, usable: Sequence[RetrievedChunk],
+                        evidence: Evidence, owner: str | None) -> Outcome:
+        """`SOURCED_VERIFIER=model`: the model reads each claim beside its quote, and the question; a "no" to
+        either refuses, and so does a verdict it cannot give."""
+        assert self._verifier is not None
+        texts = {chunk.chunk_id: chunk.text for chunk in usable}
+        claims = [QuotedClaim(text=claim.text, quote=texts[anchor.chunk_id][anchor.start:anchor.end])
+                  for claim, anchor in zip(outcome.claims, evidence.quotes, strict=True)]
+        evidence.verified = True
+        try:
+            raw = self._verifier.verify(VerificationRequest(question=question.text, claims=claims))
+        except Exception as error:  # an adapter failure is a refusal, never a traceback
+            evidence.detail = f"verifier failed: {type(error).__name__}"
+            return self._refuse("model_unavailable", evidence, owner=owner)
+        try:
+            verdict = parse_verdict(raw)
+        except MalformedEnvelope as error:
+            evidence.detail = f"verifier: {error}"
+            return self._refuse("malformed_response", evidence, owner=owner)
+        if verdict.quotes_state_claims == "no":
+            evidence.detail = "verifier: a quote does not state its claim"
+            return self._refuse("unsupported_claim", evidence, owner=owner)
+        if verdict.answers_question == "no":
+            evidence.detail = "verifier: the claims do not answer the question"
+            return self._refuse("unsupported_claim", evidence, owner=owner)
+        return outcome
 
     def _checked_answer(self, envelope: Envelope, usable: Sequence[RetrievedChunk], evidence: Evidence,
                         owner: str | None) -> Outcome:
@@ -280,6 +317,14 @@ class Orchestrator:
                      evidence.correlation_id)
             self._metrics.phrasing_drift(severity="info")
         evidence.detail = "model reported found=false"
+
+    def _prompt_versions(self, evidence: Evidence) -> str | None:
+        """The answer prompt's version, and the verifier's when it was asked ("answer-v2+verify-v1")."""
+        if not evidence.model_called:
+            return None
+        if evidence.verified and self._verifier is not None:
+            return f"{self._model.prompt_version}+{self._verifier.prompt_version}"
+        return self._model.prompt_version
 
     def _owner(self, question: Question, permitted: Sequence[RetrievedChunk]) -> str | None:
         return self._router.owner_for(question.text, permitted)
@@ -329,7 +374,7 @@ class Orchestrator:
             claim_map=evidence.claim_map,
             quotes=evidence.quotes,
             model=self._model.name if evidence.model_called else None,
-            prompt_version=self._model.prompt_version if evidence.model_called else None,
+            prompt_version=self._prompt_versions(evidence),
             latency_ms=round(seconds * 1000, 2),
             detail=evidence.detail,
         )

@@ -12,6 +12,7 @@ header row is its context: "| Physicians | $3,000 |" states a yearly allowance o
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Final
 
 _TYPOGRAPHIC: Final = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
@@ -174,7 +175,7 @@ def _cells(text: str, statement: Statement) -> list[tuple[int, int]]:
         bounds.insert(0, -1)
     if not row.rstrip().endswith("|"):
         bounds.append(len(row))
-    return [(statement.start + a + 1, statement.start + b) for a, b in zip(bounds, bounds[1:], strict=False)]
+    return [(statement.start + a + 1, statement.start + b) for a, b in pairwise(bounds)]
 
 
 def spanned(all_statements: Sequence[Statement], span: Span) -> list[Statement]:
@@ -185,4 +186,4 @@ def spanned(all_statements: Sequence[Statement], span: Span) -> list[Statement]:
 def windows(all_statements: Sequence[Statement]) -> list[tuple[Statement, ...]]:
     """Every single statement and every pair of adjacent ones: the spans a missing quote is looked for in."""
     singles = [(statement,) for statement in all_statements]
-    return singles + [(a, b) for a, b in zip(all_statements, all_statements[1:], strict=False)]
+    return singles + [(a, b) for a, b in pairwise(all_statements)]

@@ -32,6 +32,7 @@ from core.llm.openai_compat import OpenAICompatModel
 NOT_FOUND: Final = json.dumps({"found": False, "answer": "", "claims": [], "confidence": "low",
                                "refusal_reason": "variant not applicable"})
 QUOTE_MODES: Final = (True, False)
+METRIC_KEYS: Final = tuple(variant + suffix for variant in VARIANTS for suffix in ("", ".omitted"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,6 +75,12 @@ class FabricationReport:
                     "reasons": dict(Counter(_reason(t) for t in trials if not t.passed).most_common(4)),
                 })
         return rows
+
+    def metrics(self) -> dict[str, float | None]:
+        """The share that went the right way per variant (`number_swap`), and without quotes
+        (`number_swap.omitted`): what `--fail-under` bounds from below."""
+        return {row["variant"] + ("" if row["quotes"] == "given" else ".omitted"): row["right"]
+                for row in self.rows()}
 
     def wrong(self) -> list[Trial]:
         """Fabrications that passed and faithful answers that were refused."""

@@ -19,12 +19,12 @@ Fabrications (the guard must refuse them), each quoting the span its error was m
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from core.eval.cases import Alternatives, Case
-from core.text import content_stems
+from core.text import STOPWORDS, content_stems
 
 Variant = Literal["faithful_quote", "faithful_paraphrase", "number_swap", "entity_swap", "negation",
                   "added_clause", "other_chunk", "blend", "other_question"]
@@ -38,11 +38,10 @@ _LIST_MARKER: Final = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)]|>)\s+")
 _MARKUP: Final = re.compile(r"\*\*|__|`|(?<!\w)\*(?=\w)|(?<=\w)\*(?!\w)")
 _LINK: Final = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _NUMBER: Final = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\d])")
-_NAME: Final = re.compile(r"(?<=[a-z,;] )(?!(?:The|A|An|If|For|Or|And|It|This|Your|Our)\b)[A-Z][a-zA-Z]+"
-                         r"(?: [A-Z][a-zA-Z]+)*")
+_NAME: Final = re.compile(r"(?<=[a-z,;] )[A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*\b(?![\d-])")
 _ROLE: Final = re.compile(r"\b(?:(?!(?:the|a|an|your|their|our|any|each|every|its|his|her|my|of|to|by|for|"
-                          r"with|and|or|on|in)\b)[a-z]+ )?(?:director|manager|lead|officer|supervisor|head|team|committee|"
-                          r"coordinator|administrator|desk|department|specialist|analyst|controller|owner|"
+                          r"with|and|or|on|in)\b)[a-z]+ )?(?:director|manager|lead|officer|supervisor|head|team|"
+                          r"committee|coordinator|administrator|desk|department|specialist|analyst|controller|owner|"
                           r"physician|nurse|engineer|approver)s?\b")
 _AUXILIARY: Final = re.compile(r"\b(is|are|was|were|must|may|can|will|should|shall|has to|have to|need to|"
                                r"needs to|could|would)\b")
@@ -167,41 +166,38 @@ def fabricate(variant: Variant, case: Case, sources: Sequence[Source]) -> Fabric
     answer = answer_sentences(case, sources)
     if not answer:
         return None
+    if variant in FAITHFUL:
+        say = paraphrase if variant == "faithful_paraphrase" else (lambda sentence: sentence.text)
+        return Fabrication(variant=variant, claims=tuple(_claim(say(s), s) for s in answer))
     first = answer[0]
-    chunk_sentences = sentences(first.source)
-    faithful = tuple(_claim(sentence.text, sentence) for sentence in answer)
-    if variant == "faithful_quote":
-        return Fabrication(variant=variant, claims=faithful)
-    if variant == "faithful_paraphrase":
-        return Fabrication(variant=variant, claims=tuple(_claim(paraphrase(s), s) for s in answer))
-    if variant == "other_chunk":
-        other = next((s for s in sources if s.chunk_id != first.source.chunk_id
-                      and clean(first.raw) not in clean(s.text)), None)
-        if other is None:
-            return None
-        return Fabrication(variant=variant, claims=({**faithful[0], "chunk_ids": [other.chunk_id]},))
-    made = _fabricated(variant, case, first, chunk_sentences, sources)
-    if made is None or made[0] == first.text:
+    made = _fabricated(variant, case, first, sentences(first.source), sources)
+    if made is None:
         return None
-    text, quote = made
-    return Fabrication(variant=variant, claims=({"text": text, "chunk_ids": [first.source.chunk_id],
-                                                 "quote": quote},))
+    text, quote, chunk_id = made
+    return Fabrication(variant=variant, claims=({"text": text, "chunk_ids": [chunk_id], "quote": quote},))
 
 
 def _fabricated(variant: Variant, case: Case, first: Sentence, chunk: Sequence[Sentence],
-                sources: Sequence[Source]) -> tuple[str, str] | None:
-    """The fabricated claim and the quote a model making that error would give, or None."""
+                sources: Sequence[Source]) -> tuple[str, str, str] | None:
+    """The fabricated claim, the quote a model making that error would give, and the id it would cite."""
+    cited = first.source.chunk_id
+    if variant == "other_chunk":
+        other = next((s for s in sources if s.chunk_id != cited and clean(first.raw) not in clean(s.text)), None)
+        return None if other is None else (first.text, first.raw, other.chunk_id)
     if variant == "blend":
-        return _blend(first, chunk)
+        blended = _blend(first, chunk)
+        return None if blended is None else (*blended, cited)
     if variant == "other_question":
-        other = _other_question(case, first, chunk)
-        return None if other is None else (other.text, other.raw)
-    makers = {"number_swap": lambda: _swap_number(first, chunk),
-              "entity_swap": lambda: _swap_entity(first, chunk, sources),
-              "negation": lambda: negate(first.text),
-              "added_clause": lambda: _add_clause(first, sources)}
+        answered = _other_question(case, first, chunk)
+        return None if answered is None else (answered.text, answered.raw, cited)
+    makers: dict[str, Callable[[], str | None]] = {
+        "number_swap": lambda: _swap_number(first, chunk),
+        "entity_swap": lambda: _swap_entity(first, chunk, sources),
+        "negation": lambda: negate(first.text),
+        "added_clause": lambda: _add_clause(first, sources),
+    }
     text = makers[variant]()
-    return None if text is None else (text, first.raw)
+    return None if text is None or text == first.text else (text, first.raw, cited)
 
 
 def _claim(text: str, sentence: Sentence) -> dict[str, Any]:
@@ -253,7 +249,7 @@ def paraphrase(sentence: Sentence) -> str:
         return f"For {key[1]}, {' and '.join(parts)}." if parts else f"{key[0]}: {key[1]}."
     text = _PARENTHESIS.sub("", sentence.text)
     for pattern, replacement in _PARAPHRASES:
-        text = re.sub(pattern, lambda m, r=replacement: _same_case(m.group(0), r), text, count=1)
+        text = re.sub(pattern, _cased(replacement), text, count=1)
     if text == sentence.text:
         section = sentence.source.heading.split(" > ")[-1]
         opening = text if text[:2] == text[:2].upper() else text[0].lower() + text[1:]
@@ -261,8 +257,9 @@ def paraphrase(sentence: Sentence) -> str:
     return text
 
 
-def _same_case(original: str, replacement: str) -> str:
-    return replacement[0].upper() + replacement[1:] if original[0].isupper() else replacement
+def _cased(replacement: str) -> Callable[[re.Match[str]], str]:
+    """The replacement, capitalised when the word it replaces was."""
+    return lambda match: replacement[0].upper() + replacement[1:] if match.group(0)[0].isupper() else replacement
 
 
 # -- the fabrications -------------------------------------------------------------------------------------------
@@ -300,21 +297,26 @@ def _swap_entity(sentence: Sentence, chunk: Sequence[Sentence], sources: Sequenc
         return sentence.text.replace(sentence.cells[0], keys[0], 1)
     text = sentence.text
     for pattern in (_NAME, _ROLE):
-        mine = [m.group(0) for m in pattern.finditer(text)]
+        mine = _entities(pattern, text)
         if not mine:
             continue
-        pool = [m.group(0) for s in chunk for m in pattern.finditer(s.text)] + \
-            [m.group(0) for source in sources for m in pattern.finditer(clean(source.text))]
+        pool = [e for s in chunk for e in _entities(pattern, s.text)] + \
+            [e for source in sources for e in _entities(pattern, clean(source.text))]
         taken = {word.lower() for phrase in mine for word in phrase.split()}
         replacement = next((p for p in pool if not {w.lower() for w in p.split()} & taken
                             and p.lower() not in text.lower()), None)
         if replacement is not None:
             return text.replace(mine[0], replacement, 1)
-        first, second = (list(dict.fromkeys(mine)) + [""])[:2]
+        first, second = [*dict.fromkeys(mine), ""][:2]
         between = text[text.find(first) + len(first):text.find(second)] if second else ""
         if second and between.strip(" ,") not in {"or", "and", ""}:
             return text.replace(first, "\0").replace(second, first).replace("\0", second)
     return None
+
+
+def _entities(pattern: re.Pattern[str], text: str) -> list[str]:
+    """Names or roles of the text; a capitalised common word ("No", "The") is neither."""
+    return [m.group(0) for m in pattern.finditer(text) if m.group(0).split()[0].lower() not in STOPWORDS]
 
 
 def negate(text: str) -> str:

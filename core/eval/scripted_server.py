@@ -45,7 +45,7 @@ class ScriptedServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802  # the name http.server dispatches to
+            def do_POST(self) -> None:  # the name http.server dispatches to
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests += 1
                 content = server.respond(body.get("messages", []))
@@ -62,7 +62,7 @@ class ScriptedServer:
                 self.end_headers()
                 self.wfile.write(payload)
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  # http.server's signature
+            def log_message(self, format: str, *args: Any) -> None:  # http.server's signature
                 """Quiet: one line per request would drown the benchmark's own output."""
 
         return Handler

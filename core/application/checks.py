@@ -266,8 +266,7 @@ def _uncovered(claim_text: str, anchor: Anchor, similarity: "_Similarity") -> st
     does not state, or words taken from elsewhere in the chunk."""
     stated = anchor.evidence + " " + anchor.chunk.passage.heading
     overlap = content_overlap(claim_text, stated)
-    close = similarity.available and similarity.value >= COVER_SIMILARITY
-    if overlap < MIN_CONTENT_OVERLAP and not close:
+    if overlap < MIN_CONTENT_OVERLAP and not (similarity.available and similarity.value >= COVER_SIMILARITY):
         return f"content overlap {overlap:.2f} with the quote, below {MIN_CONTENT_OVERLAP}"
     for clause in facts.clauses(claim_text):
         if len(content_stems(clause)) >= MIN_CLAUSE_WORDS and content_overlap(clause, stated) < MIN_CLAUSE_OVERLAP:

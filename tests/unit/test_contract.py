@@ -3,7 +3,7 @@
 import pytest
 
 from core.application.audit import question_preview
-from core.application.checks import content_overlap, unsupported_reason
+from core.application.checks import Supported, Unsupported, claim_support, content_overlap
 from core.application.envelope import EnvelopeClaim, MalformedEnvelope, parse_envelope
 from core.application.shape import invalid_reason, is_aggregate
 from core.domain import (
@@ -66,17 +66,18 @@ def test_a_string_where_a_boolean_belongs_is_malformed_under_strict_parsing() ->
                        '"refusal_reason": null}')
 
 
-def test_a_claim_is_supported_only_when_its_numbers_and_names_stand_in_the_chunk() -> None:
-    cited = [chunk("A", "Trips between two Orbit clinics are paid at $0.70 per mile.", heading="Driving")
-             .chunk]
-    assert unsupported_reason(EnvelopeClaim(text="Trips between clinics are paid at $0.70 per mile.",
-                                            chunk_ids=["A"]), cited) is None
-    wrong_number = EnvelopeClaim(text="Trips between clinics are paid at $0.58 per mile.", chunk_ids=["A"])
-    assert "numbers" in (unsupported_reason(wrong_number, cited) or "")
-    wrong_name = EnvelopeClaim(text="Trips between clinics are paid by Acme at $0.70 per mile.", chunk_ids=["A"])
-    assert "names" in (unsupported_reason(wrong_name, cited) or "")
-    unrelated = EnvelopeClaim(text="Parking is validated at the garage desk.", chunk_ids=["A"])
-    assert "overlap" in (unsupported_reason(unrelated, cited) or "")
+def test_a_claim_is_supported_only_when_its_numbers_and_names_stand_in_its_sentence() -> None:
+    cited = [chunk("A", "Trips between two Orbit clinics are paid at $0.70 per mile.", heading="Driving").chunk]
+
+    def reason(text: str) -> str:
+        support = claim_support(EnvelopeClaim(text=text, chunk_ids=["A"]), cited)
+        return support.reason if isinstance(support, Unsupported) else ""
+
+    assert isinstance(claim_support(EnvelopeClaim(text="Trips between clinics are paid at $0.70 per mile.",
+                                                  chunk_ids=["A"]), cited), Supported)
+    assert "numbers" in reason("Trips between clinics are paid at $0.58 per mile.")
+    assert "names" in reason("Trips between clinics are paid by Acme at $0.70 per mile.")
+    assert "overlap" in reason("Parking is validated at the garage desk.")
 
 
 def test_content_overlap_counts_the_claims_words_found_in_the_evidence() -> None:

@@ -280,8 +280,10 @@ def _uncovered(claim_text: str, anchor: Anchor, similarity: "_Similarity") -> st
 
 
 def _outside(anchor: Anchor) -> str:
+    """The chunk without the sentences the quote touches."""
     text = anchor.chunk.text
-    return text[:anchor.span.start] + " " + text[anchor.span.end:]
+    return text[:anchor.statements[0].start] + " " + text[anchor.statements[-1].end:] if anchor.statements \
+        else text[:anchor.span.start] + " " + text[anchor.span.end:]
 
 
 def _flipped_polarity(claim_text: str, evidence: str) -> str | None:
@@ -342,36 +344,45 @@ def _used_clauses(claim_text: str, evidence: str) -> list[str]:
 
 def _moved_value(claim_text: str, anchor: Anchor) -> str | None:
     """A value the quote states with one subject, claimed of another: "8 hours" of test A given to test B, a
-    date of one sentence given to the event of the next. A sentence is cut at its list separators and its
-    parts without a number belong to all of its values; a table row is one part (its key cell owns its
-    values); a sentence without a number belongs to none."""
+    date of one sentence given to the event of the next, a row's figure given to another row's key.
+
+    In sentences the subject is what stands before the value: the claim is refused when the words before its
+    value are more those of another part of the quote than of the value's own part (not any word of another
+    part: "the glucose test must be run within 2 hours, and the lipid panel within 48" lends its verb to the
+    lipid panel). A table row is a record: no word of another row may join its values."""
     groups = _value_groups(anchor)
     heading = set(content_stems(anchor.chunk.passage.heading))
-    claim_shared = set().union(*(set(content_stems(facts.subject_words(segment)))
-                                 for segment in facts.value_segments(claim_text) if not facts.quantities(segment)))
-    for value, claim_words in facts.value_words(claim_text).items():
-        own = set().union(*(stems for values, stems in groups if value in values))
-        others = set().union(*(stems for values, stems in groups if value not in values))
-        moved = sorted((claim_words | claim_shared) & (others - own - heading))
-        if moved:
-            return f"the quote states {value} with other words than {moved}"
+    claimed = set(content_stems(facts.subject_words(claim_text))) - heading
+    for value in dict.fromkeys(q.value for q in facts.quantities(claim_text)):
+        own = set().union(*(stems for values, stems, _ in groups if value in values))
+        others = set().union(*(stems for values, stems, _ in groups if value not in values))
+        if any(row for _, _, row in groups):
+            theirs = sorted(claimed & (others - own))
+            if theirs:
+                return f"the quote states {value} with other words than {theirs}"
+            continue
+        lead = facts.lead_words(claim_text, value) - heading
+        theirs = sorted(lead & (others - own))
+        if len(theirs) > len(lead & (own - others)):
+            return f"the quote states {value} with other words than {theirs}"
     return None
 
 
-def _value_groups(anchor: Anchor) -> list[tuple[set[str], set[str]]]:
-    """The quote's values, each with the words it is stated with."""
-    groups: list[tuple[set[str], set[str]]] = []
+def _value_groups(anchor: Anchor) -> list[tuple[set[str], set[str], bool]]:
+    """The quote's values, each with the words it is stated with, and whether they form a table row."""
+    groups: list[tuple[set[str], set[str], bool]] = []
     for statement, piece in zip(anchor.statements, anchor.pieces, strict=True):
+        row = bool(statement.context)
         shared: set[str] = set()
-        valued: list[tuple[set[str], set[str]]] = []
-        for segment in [piece] if statement.context else facts.value_segments(piece):
+        valued: list[tuple[set[str], set[str], bool]] = []
+        for segment in [piece] if row else facts.value_segments(piece):
             values = {q.value for q in facts.quantities(segment)}
             stems = set(content_stems(facts.subject_words(segment)))
             if values:
-                valued.append((values, stems))
+                valued.append((values, stems, row))
             else:
                 shared |= stems
-        groups.extend([(values, stems | shared) for values, stems in valued] or [(set(), shared)])
+        groups.extend([(values, stems | shared, row) for values, stems, row in valued] or [(set(), shared, row)])
     return groups
 
 

@@ -72,6 +72,8 @@ _VALUE_BREAK: Final = re.compile(r"[;()\[\]\n]|(?<!\d)[:,]|[:,](?!\d)|\b(?:and|o
 class Quantity:
     value: str
     unit: str | None
+    at: int = 0
+    """Where the number starts in the text."""
 
 
 def quantities(text: str) -> list[Quantity]:
@@ -88,7 +90,8 @@ def quantities(text: str) -> list[Quantity]:
         else:
             value = _normal_number(match.group("digits"))
         currency = match.group("currency")
-        found.append(Quantity(value=value, unit=_CURRENCY[currency.strip().lower()] if currency else unit))
+        found.append(Quantity(value=value, unit=_CURRENCY[currency.strip().lower()] if currency else unit,
+                              at=match.start()))
     return found
 
 
@@ -158,6 +161,29 @@ def modalities(text: str) -> set[Modality]:
     for match in _MODALITY.finditer(_COMPARISON.sub(" ", text)):
         found.update(m for m, _ in _MODALITIES if match.group(m))
     return found
+
+
+def lead_words(text: str, value: str) -> set[str]:
+    """Who or what the value is said of: the content words before it in its phrase, with those of the
+    number-free phrases just before ("For physicians, the allowance is $3,000"). A phrase that opens with
+    its value gives its own words and those of the number-free phrases after it ("6 occurrences: written
+    warning")."""
+    segments = value_segments(text)
+    before: set[str] = set()
+    for index, segment in enumerate(segments):
+        stated = [q for q in quantities(segment) if q.value == value]
+        if stated:
+            lead = before | set(content_stems(subject_words(segment[:stated[0].at])))
+            if lead:
+                return lead
+            following = [segment]
+            for later in segments[index + 1:]:
+                if quantities(later):
+                    break
+                following.append(later)
+            return set(content_stems(subject_words(" ".join(following))))
+        before = set() if quantities(segment) else before | set(content_stems(segment))
+    return set()
 
 
 def value_words(text: str) -> dict[str, set[str]]:

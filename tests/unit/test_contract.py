@@ -1,10 +1,12 @@
 """The domain's values and the application's pure checks, one behaviour per test."""
 
+import json
+
 import pytest
 
 from core.application.audit import question_preview
 from core.application.checks import Supported, Unsupported, claim_support, content_overlap
-from core.application.envelope import EnvelopeClaim, MalformedEnvelope, parse_envelope
+from core.application.envelope import EnvelopeClaim, MalformedEnvelope, parse_envelope, parse_verdict
 from core.application.shape import invalid_reason, is_aggregate
 from core.domain import (
     Answered,
@@ -112,3 +114,23 @@ def test_a_question_is_invalid_when_empty_too_long_or_full_of_control_characters
     assert invalid_reason("a" * 1001) == "too_long"
     assert invalid_reason("refund\x07?") == "control_characters"
     assert invalid_reason("What is the refund window?\n") is None
+
+
+def test_a_claims_quote_is_optional_so_older_prompts_still_parse() -> None:
+    body = {"found": True, "answer": "30 days", "confidence": "high", "refusal_reason": None}
+    without = parse_envelope(json.dumps({**body, "claims": [{"text": "30 days", "chunk_ids": ["a"]}]}))
+    empty = parse_envelope(json.dumps({**body, "claims": [{"text": "30 days", "chunk_ids": ["a"], "quote": None}]}))
+    quoted = parse_envelope(json.dumps({**body, "claims": [{"text": "30 days", "chunk_ids": ["a"],
+                                                             "quote": "within 30 days"}]}))
+    assert without.claims[0].quote is None and empty.claims[0].quote is None
+    assert quoted.claims[0].quote == "within 30 days"
+    with pytest.raises(MalformedEnvelope):
+        parse_envelope(json.dumps({**body, "claims": [{"text": "30 days", "chunk_ids": ["a"], "quote": 30}]}))
+
+
+def test_a_verdict_is_two_yes_or_no_answers_and_nothing_else() -> None:
+    assert parse_verdict('{"quotes_state_claims": "yes", "answers_question": "no"}').answers_question == "no"
+    for raw in ('{"quotes_state_claims": "yes", "answers_question": "maybe"}',
+                '{"quotes_state_claims": "yes", "answers_question": "yes", "why": "x"}', "yes"):
+        with pytest.raises(MalformedEnvelope):
+            parse_verdict(raw)

@@ -204,3 +204,18 @@ def test_a_where_question_is_answered_by_the_statement_that_names_a_place() -> N
 
     assert answered["found"] is True
     assert "IT desk" in str(answered["answer"]) and "wiped" not in str(answered["answer"])
+
+
+def test_the_extractive_model_quotes_the_chunk_verbatim_markup_and_table_rows_included() -> None:
+    rates = chunk("Mileage is paid at **$0.70** per mile.\n\n| Vehicle | Rate per mile |\n|---|---|\n"
+                  "| Van | $0.90 |\n| Bicycle | $0.25 |", heading="Travel > Mileage")
+    asked = [ask(ExtractiveModel(), question, [rates]) for question in
+             ("What is the mileage rate per mile?", "What is the rate per mile for a bicycle?")]
+    claims = [claim for answer in asked for claim in answer["claims"]]  # type: ignore[attr-defined]
+    quotes = {claim["text"]: claim["quote"] for claim in claims}
+
+    assert quotes["Mileage is paid at $0.70 per mile."] == "Mileage is paid at **$0.70** per mile."
+    assert quotes["Vehicle: Bicycle; Rate per mile: $0.25"] == "| Bicycle | $0.25 |"
+    for claim in claims:
+        assert claim["quote"] in rates.text
+        assert isinstance(claim_support(EnvelopeClaim.model_validate(claim), [rates]), Supported)

@@ -39,7 +39,7 @@ _MARKUP: Final = re.compile(r"\*\*|__|`|(?<!\w)\*(?=\w)|(?<=\w)\*(?!\w)")
 _LINK: Final = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 _NUMBER: Final = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\d])")
 _NAME: Final = re.compile(r"(?<=[a-z,;] )[A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*\b(?![\d-])")
-_ROLE: Final = re.compile(r"\b(?:(?!(?:the|a|an|your|their|our|any|each|every|its|his|her|my|of|to|by|for|"
+_ROLE: Final = re.compile(r"(?<![\w-])(?:(?!(?:the|a|an|your|their|our|any|each|every|its|his|her|my|of|to|by|for|"
                           r"with|and|or|on|in)\b)[a-z]+ )?(?:director|manager|lead|officer|supervisor|head|team|"
                           r"committee|coordinator|administrator|desk|department|specialist|analyst|controller|owner|"
                           r"physician|nurse|engineer|approver)s?\b")

@@ -183,7 +183,7 @@ def test_questions_with_no_permitted_evidence_are_refused_before_the_model(asked
 def test_structured_output_is_accepted_by_the_local_server(local_model: LlamaCppModel, asked: Asked) -> None:
     assert local_model.uses_json_schema
     assert local_model.name == "llama-cpp:SmolLM2-135M-Instruct.Q4_1"
-    assert local_model.prompt_version == "answer-v1"
+    assert local_model.prompt_version == "answer-v2"
 
 
 def test_build_model_starts_a_loopback_server_that_close_stops() -> None:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from core.application.checks import ClaimSupport, claim_support
 from core.application.orchestrator import Orchestrator, RetrievalPolicy
 from core.application.ports import AnswerModel, AuditSink, Clock, Embedder, Index, Metrics, Verifier
 from core.application.risk import KeywordRiskClassifier
@@ -79,6 +80,8 @@ def bootstrap(
     policy: RetrievalPolicy | None = None,
     progress: bool = True,
     embedder: Embedder | None = None,
+    support: ClaimSupport = claim_support,
+    verifier: Verifier | None = None,
 ) -> Sourced:
     settings = settings or Settings()
     config = config or load_config(config_path(config_file, settings))
@@ -104,7 +107,8 @@ def bootstrap(
         audit_mode=settings.audit_mode,
         user_hash_key=settings.user_hash_key.get_secret_value().encode() if settings.user_hash_key else None,
         embedder=embedder,
-        verifier=build_verifier(settings, model),
+        verifier=verifier or build_verifier(settings, model),
+        support=support,
     )
     return Sourced(
         settings=settings,

@@ -20,7 +20,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 from core.application import facts
 from core.application.envelope import Envelope, EnvelopeClaim
@@ -95,6 +95,14 @@ class Supported:
 @dataclass(frozen=True, kw_only=True)
 class Unsupported:
     reason: str
+
+
+class ClaimSupport(Protocol):
+    """How a claim is judged against its cited chunks: `claim_support` in production; a benchmark may put
+    another rule beside it (the chunk-wide check it replaced) on the same model outputs."""
+
+    def __call__(self, claim: EnvelopeClaim, cited: Sequence[RetrievedChunk], *,
+                 embedder: Embedder | None = None) -> "Supported | Unsupported": ...
 
 
 def unknown_chunk_ids(envelope: Envelope, retrieved_ids: Sequence[str]) -> list[str]:

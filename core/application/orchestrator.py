@@ -17,7 +17,7 @@ from core.application.audit import (
     question_sha256,
     user_reference,
 )
-from core.application.checks import Unsupported, cited_chunks, claim_support, unknown_chunk_ids
+from core.application.checks import ClaimSupport, Unsupported, cited_chunks, claim_support, unknown_chunk_ids
 from core.application.clarify import clarification_options
 from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope, parse_verdict
 from core.application.ports import (
@@ -126,6 +126,7 @@ class Orchestrator:
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
         embedder: Embedder | None = None,
         verifier: Verifier | None = None,
+        support: ClaimSupport = claim_support,
     ) -> None:
         self._index = index
         self._model = model
@@ -140,6 +141,7 @@ class Orchestrator:
         self._new_id = new_id
         self._embedder = embedder
         self._verifier = verifier
+        self._support = support
 
     def ask(self, question: Question) -> Outcome:
         return self.ask_with_evidence(question)[0]
@@ -285,7 +287,7 @@ class Orchestrator:
         claims: list[Claim] = []
         quotes: list[QuoteAnchor] = []
         for number, claim in enumerate(envelope.claims, start=1):
-            support = claim_support(claim, cited_chunks(claim, by_id), embedder=self._embedder)
+            support = self._support(claim, cited_chunks(claim, by_id), embedder=self._embedder)
             if isinstance(support, Unsupported):
                 evidence.detail = f"claim {number}: {support.reason}"
                 return self._refuse("unsupported_claim", evidence, owner=owner)

@@ -2,7 +2,7 @@
 
 The server speaks the same protocol as a hosted model, so the OpenAI-compatible adapter is reused unchanged
 and a local model passes through exactly the guard a hosted one does. The defaults are small and bounded
-(2 CPU threads, a 2048-token context, at most 256 new tokens) because it runs beside the bot on a small
+(2 CPU threads, a 2048-token context, at most 320 new tokens) because it runs beside the bot on a small
 machine.
 
 xllamacpp starts the HTTP server when `Server` is constructed and stops it when that object is destroyed; it
@@ -31,12 +31,14 @@ LOOPBACK: Final = "127.0.0.1"
 QUIET: Final = 1  # llama.cpp log verbosity: errors and warnings only, not one line per token batch
 
 
-MAX_TEXT: Final = 160
-MAX_QUOTE: Final = 240
+MAX_TEXT: Final = 120
+MAX_QUOTE: Final = 200
 """A sentence or two: the guard refuses a longer quote anyway."""
 MAX_ID: Final = 64
 MAX_CLAIMS: Final = 2
-MAX_IDS_PER_CLAIM: Final = 2
+MAX_IDS_PER_CLAIM: Final = 1
+"""A claim rests on one quote, which stands in one chunk."""
+# At these bounds the longest envelope is about 270 tokens, under `max_tokens`: an answer is never cut off.
 
 
 class LocalModelError(RuntimeError):
@@ -47,7 +49,7 @@ class LocalModelError(RuntimeError):
 class LocalServerOptions:
     threads: int = 2
     context: int = 2048
-    max_tokens: int = 256
+    max_tokens: int = 320
     startup_timeout_s: float = 60.0
     request_timeout_s: float = 60.0
 

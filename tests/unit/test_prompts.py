@@ -115,7 +115,7 @@ def test_the_local_model_schema_bounds_lengths_and_counts_but_accepts_a_normal_e
     jsonschema.validate(VALID, schema)
     claim = {"text": "30 days.", "chunk_ids": ["a"], "quote": "30 days"}
     for broken in ({**VALID, "answer": "x" * 1000}, {**VALID, "claims": [claim] * 10},
-                   {**VALID, "claims": [{**claim, "chunk_ids": ["a", "b", "c", "d"]}]},
+                   {**VALID, "claims": [{**claim, "chunk_ids": ["a", "b"]}]},
                    {**VALID, "claims": [{**claim, "quote": "x" * (MAX_QUOTE + 1)}]}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(broken, schema)

@@ -90,7 +90,7 @@ def test_locate_and_statements_work_on_offsets_of_the_original_text() -> None:
     assert span is not None
     assert PURCHASES.text[span.start:span.end] == "Larger purchases need the finance director"
     rows = [s for s in statements(PLANS.text) if s.context]
-    assert [PLANS.text[s.start:s.end] for s in rows][0] == "| Basic | $20 | 5 seats |"
+    assert PLANS.text[rows[0].start:rows[0].end] == "| Basic | $20 | 5 seats |"
     assert rows[0].context == "| Plan | Monthly fee | Seats |"
 
 

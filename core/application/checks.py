@@ -239,10 +239,16 @@ def _missing_quantities(claim_text: str, anchor: Anchor) -> str | None:
 def _missing_names(claim_text: str, anchor: Anchor) -> str | None:
     """A capitalised name the claim states must be in the quote; or in the section heading, unless it takes
     the place of a word of the quote ("the first PTO paycheck" for "the first February paycheck")."""
-    quoted = set(words(anchor.evidence))
-    heading = set(words(anchor.chunk.passage.heading)) - _substituted(claim_text, anchor.evidence)
+    quoted = _word_parts(anchor.evidence)
+    heading = _word_parts(anchor.chunk.passage.heading) - _substituted(claim_text, anchor.evidence)
     missing = sorted(name for name in _names(claim_text, anchor.chunk.text) if name not in quoted | heading)
     return f"names not in the quote: {missing}" if missing else None
+
+
+def _word_parts(text: str) -> set[str]:
+    """Words, and the parts of hyphenated or elided ones ("d'alsace" holds "alsace")."""
+    found = set(words(text))
+    return found | {part for word in found for part in re.split(r"[-']", word) if part}
 
 
 def _substituted(claim_text: str, evidence: str) -> set[str]:

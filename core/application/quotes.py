@@ -52,14 +52,15 @@ class Statement:
     context: str = ""
 
 
-def normalise(text: str) -> Normalised:
-    """Drop the markup, fold typographic characters, collapse whitespace; keep where each character came from."""
+def normalise(text: str, *, fold: bool = True) -> Normalised:
+    """Drop the markup, fold typographic characters (unless `fold` is False), collapse whitespace; keep where
+    each character came from."""
     chars: list[str] = []
     origin: list[int] = []
     offset = 0
     for line in text.splitlines(keepends=True):
         if not _TABLE_DELIMITER.match(line):
-            for char, at in _visible(line, offset):
+            for char, at in _visible(line, offset, fold=fold):
                 if char.isspace():
                     if chars and chars[-1] != " ":
                         chars.append(" ")
@@ -77,7 +78,7 @@ def normalise(text: str) -> Normalised:
     return Normalised(text="".join(chars), origin=tuple(origin))
 
 
-def _visible(line: str, offset: int) -> Iterator[tuple[str, int]]:
+def _visible(line: str, offset: int, *, fold: bool) -> Iterator[tuple[str, int]]:
     """The characters of one line a reader sees as text, with their offsets; a table pipe reads as a space."""
     hidden = [False] * len(line)
     marker = _LINE_MARKER.match(line)
@@ -92,7 +93,7 @@ def _visible(line: str, offset: int) -> Iterator[tuple[str, int]]:
             hidden[index] = True
     for index, char in enumerate(line):
         if not hidden[index]:
-            yield (" " if char == "|" else char.translate(_TYPOGRAPHIC)), offset + index
+            yield (" " if char == "|" else char.translate(_TYPOGRAPHIC) if fold else char), offset + index
 
 
 def locate(quote: str, text: str) -> Span | None:
@@ -156,12 +157,12 @@ def quoted_text(text: str, statement: Statement, span: Span) -> str:
     ("Fee: $50; Situation: No-show"), a sentence's words without markup."""
     start, end = max(statement.start, span.start), min(statement.end, span.end)
     if not statement.context:
-        return normalise(text[start:end]).text
-    headers = [normalise(cell).text for cell in statement.context.strip().strip("|").split("|")]
+        return normalise(text[start:end], fold=False).text
+    headers = [normalise(cell, fold=False).text for cell in statement.context.strip().strip("|").split("|")]
     pairs = []
     for index, (cell_start, cell_end) in enumerate(_cells(text, statement)):
         if cell_start < end and start < cell_end:
-            cell = normalise(text[cell_start:cell_end]).text
+            cell = normalise(text[cell_start:cell_end], fold=False).text
             header = headers[index] if index < len(headers) else ""
             pairs.append(f"{header}: {cell}" if header and cell else cell)
     return "; ".join(pair for pair in pairs if pair)

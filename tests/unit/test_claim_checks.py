@@ -252,3 +252,12 @@ def test_without_a_quote_the_claim_is_held_to_its_best_aligned_sentence() -> Non
 def test_without_a_quote_a_claim_assembled_from_two_sentences_is_refused(fabricated: str) -> None:
     cited = PURCHASES if "Purchases" in fabricated else TRAVEL
     assert "best-aligned sentence" in refused(fabricated, cited)
+
+
+def test_names_joined_by_dashes_or_elisions_are_still_the_quotes_own() -> None:
+    canal = chunk("rivers#canal", "The Grand Canal d'Alsace—dug in 1928—carries traffic along a N–S line.").chunk
+    passes(canal.text, canal, quote=canal.text)
+    passes("The Grand Canal d'Alsace carries traffic along a N–S line.", canal,
+           quote="The Grand Canal d'Alsace-dug in 1928-carries traffic along a N-S line.")
+    assert "names" in refused("The Grand Canal d'Lorraine carries traffic along a N–S line.", canal,
+                              quote=canal.text)

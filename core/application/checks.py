@@ -8,9 +8,9 @@ Each rule below is one reason a claim is refused as `unsupported_claim`:
 - the quote does not occur in a cited chunk, or spans more than two sentences;
 - the quote is text addressed to automated readers (content, never an answer);
 - a number, amount, percentage, date, duration or unit of the claim is not in the quote; a capitalised name
-  is in neither the quote nor the section's heading;
+  is in neither the quote nor the section's heading (or a heading's name takes the place of a quote's word);
 - the quote does not cover the claim's content words (with an embedder: nor is the claim close in meaning),
-  or the claim adds a run of words the quote does not state;
+  a clause of the claim is not covered, or a word of the claim comes from another sentence of the chunk;
 - the claim flips the quote: negation, direction of a bound, modality, or the subject a value belongs to;
 - with an embedder, a claim that is not the quote's own words is too far from it in meaning.
 """
@@ -48,13 +48,13 @@ MIN_CLAUSE_WORDS: Final = 3
 MIN_CLAUSE_OVERLAP: Final = 0.5
 """A clause of the claim with at least `MIN_CLAUSE_WORDS` content words must have this share in the quote: an
 added clause ("..., and receipts are not needed") is not covered by the rest of the claim being right."""
-_SENTENCE: Final = re.compile(r"(?<=[.!?])\s+|\n+")
-_CAPITALISED: Final = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*\b")
 SUPPORT_FLOOR: Final = 0.5
 """With an embedder: a claim that is not its quote's own words needs at least this cosine to the quote."""
 DIRECT_OVERLAP: Final = 0.9
 DIRECT_SIMILARITY: Final = 0.95
 """A cosine at which a claim is near-verbatim: a `direct` citation."""
+_SENTENCE: Final = re.compile(r"(?<=[.!?])\s+|\n+")
+_CAPITALISED: Final = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*\b")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -168,7 +168,7 @@ def aligned_anchor(claim_text: str, cited: Sequence[RetrievedChunk]) -> Anchor |
 def _alignment(claim_text: str, anchor: Anchor) -> tuple[float, float]:
     evidence = anchor.evidence
     stated_values = {q.value for q in facts.quantities(evidence)}
-    stated_words = set(words(evidence))
+    stated_words = _word_parts(evidence)
     held = sum(q.value in stated_values for q in facts.quantities(claim_text)) + \
         sum(name in stated_words for name in _names(claim_text, anchor.chunk.text))
     return float(held), content_overlap(claim_text, evidence)

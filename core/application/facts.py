@@ -95,10 +95,6 @@ def quantities(text: str) -> list[Quantity]:
     return found
 
 
-def spelled_number(word: str) -> bool:
-    return word.lower() in _SPELLED
-
-
 def _unit_after(text: str, at: int) -> str | None:
     match = _UNIT_AFTER.match(text, at)
     if not match:
@@ -132,11 +128,11 @@ def negations(text: str) -> int:
 
 
 def bounds(text: str) -> set[tuple[str, Direction]]:
-    """Directions tied to the value they bound: "under $5,000" is (5000, less); a range "5,000 to 49,999"
-    or "from 5,000" bounds its first value from below and its last from above."""
+    """Directions tied to the value right after them: "under $5,000" is (5000, less); a range "5,000 to
+    49,999" bounds its first value from below and its last from above."""
     found: set[tuple[str, Direction]] = set()
     for match in _COMPARISON.finditer(text):
-        value = _QUANTITY.match(text, match.end() + len(text[match.end():]) - len(text[match.end():].lstrip()))
+        value = _QUANTITY.match(text, len(text) - len(text[match.end():].lstrip()))
         if value and value.group("digits"):
             found.update((_normal_number(value.group("digits")), d) for d in _OPPOSITE if match.group(d))
     for match in _RANGE.finditer(text):
@@ -184,18 +180,6 @@ def lead_words(text: str, value: str) -> set[str]:
             return set(content_stems(subject_words(" ".join(following))))
         before = set() if quantities(segment) else before | set(content_stems(segment))
     return set()
-
-
-def value_words(text: str) -> dict[str, set[str]]:
-    """For each number, the content words stated in the same segment; words of segments without a number
-    are left out (they are shared context)."""
-    by_value: dict[str, set[str]] = {}
-    for segment in value_segments(text):
-        values = {q.value for q in quantities(segment)}
-        stems = set(content_stems(subject_words(segment)))
-        for value in values:
-            by_value.setdefault(value, set()).update(stems)
-    return by_value
 
 
 def subject_words(text: str) -> str:

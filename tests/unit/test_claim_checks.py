@@ -255,9 +255,11 @@ def test_without_a_quote_a_claim_assembled_from_two_sentences_is_refused(fabrica
 
 
 def test_names_joined_by_dashes_or_elisions_are_still_the_quotes_own() -> None:
-    canal = chunk("rivers#canal", "The Grand Canal d'Alsace—dug in 1928—carries traffic along a N–S line.").chunk
+    en_dash, em_dash = "\u2013", "\u2014"
+    canal = chunk("rivers#canal", f"The Grand Canal d'Alsace{em_dash}dug in 1928{em_dash}carries traffic along "
+                                  f"a N{en_dash}S line.").chunk
     passes(canal.text, canal, quote=canal.text)
-    passes("The Grand Canal d'Alsace carries traffic along a N–S line.", canal,
+    passes(f"The Grand Canal d'Alsace carries traffic along a N{en_dash}S line.", canal,
            quote="The Grand Canal d'Alsace-dug in 1928-carries traffic along a N-S line.")
-    assert "names" in refused("The Grand Canal d'Lorraine carries traffic along a N–S line.", canal,
+    assert "names" in refused(f"The Grand Canal d'Lorraine carries traffic along a N{en_dash}S line.", canal,
                               quote=canal.text)

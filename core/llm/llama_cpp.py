@@ -2,7 +2,7 @@
 
 The server speaks the same protocol as a hosted model, so the OpenAI-compatible adapter is reused unchanged
 and a local model passes through exactly the guard a hosted one does. The defaults are small and bounded
-(2 CPU threads, a 2048-token context, at most 320 new tokens) because it runs beside the bot on a small
+(2 CPU threads, a 4096-token context, at most 320 new tokens) because it runs beside the bot on a small
 machine.
 
 xllamacpp starts the HTTP server when `Server` is constructed and stops it when that object is destroyed; it
@@ -48,7 +48,9 @@ class LocalModelError(RuntimeError):
 @dataclass(frozen=True, kw_only=True)
 class LocalServerOptions:
     threads: int = 2
-    context: int = 2048
+    context: int = 4096
+    """Eight retrieved chunks, the answer-v2 rules and the reply: 2048 tokens was too few for some questions
+    (a 2103-token request on `dev`, refused by the server as `model_unavailable`)."""
     max_tokens: int = 320
     startup_timeout_s: float = 60.0
     request_timeout_s: float = 60.0

@@ -20,6 +20,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Final, Protocol
 
 from core.application import facts
@@ -59,7 +60,8 @@ _CAPITALISED: Final = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*\b")
 
 @dataclass(frozen=True, kw_only=True)
 class Anchor:
-    """The span of a chunk a claim rests on: the model's quote, or the best-aligned sentences without one."""
+    """The span of a chunk a claim rests on: the model's quote, or the best-aligned sentences without one. Its
+    reading (`pieces`, `evidence`) is computed once: every rule reads it."""
 
     chunk: RetrievedChunk
     span: Span
@@ -71,13 +73,13 @@ class Anchor:
     def text(self) -> str:
         return self.chunk.text[self.span.start:self.span.end]
 
-    @property
+    @cached_property
     def pieces(self) -> list[str]:
         """The quote as read, one piece per statement it spans: a sentence's words, or a table row's cells each
         under its header."""
         return [quoted_text(self.chunk.text, statement, self.span) for statement in self.statements]
 
-    @property
+    @cached_property
     def evidence(self) -> str:
         return "\n".join(self.pieces)
 

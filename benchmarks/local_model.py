@@ -5,7 +5,9 @@ real orchestrator with the local model. Each model output is recorded and then r
 pipeline under the guard this project had before quotes (a claim supported when its numbers and names stand
 anywhere in the cited chunks: `chunk_wide_support` below), so both guards judge identical outputs. With
 `--verifier`, the answers the new guard passes also go to the model verifier (`SOURCED_VERIFIER=model`): one
-more request to the same local server, whose latency and tokens are reported beside the answer's.
+more request to the same local server, whose latency and tokens are reported beside the answer's; and since a
+135M model rarely gets an answer through the guard, the verifier also judges the default extractive model's
+answers (a second table: what it costs and how many right answers its "no" takes away).
 
 Printed: the two-error table (wrong answers among answerable cases, answers among unanswerable ones, and the
 rest of the verdicts) for each guard side by side, how the outcomes ended, and the latency and tokens. Every
@@ -159,11 +161,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{local.name} on {args.threads} threads, started in {time.monotonic() - started:.1f}s; "
               f"{len(cases)} cases from {args.eval_dir}", flush=True)
         recording = RecordingModel(local)
-        verifier = TimedVerifier(local.verifier()) if args.verifier else None
         new = _run(args.eval_dir, cases, recording, verbose=True)
         old = _run(args.eval_dir, cases, ReplayModel(recording), support_rule="chunk-wide")
-        verified = _run(args.eval_dir, cases, ReplayModel(recording), verifier=verifier) if verifier else None
-    _print_two_errors(old, new, verified)
+        verifier = TimedVerifier(local.verifier()) if args.verifier else None
+        if verifier is not None:
+            verified = _run(args.eval_dir, cases, ReplayModel(recording), verifier=verifier)
+            extractive = _run(args.eval_dir, cases, None)
+            extractive_verified = _run(args.eval_dir, cases, None, verifier=verifier)
+    _print_two_errors(f"{local.name}'s answers, same outputs",
+                      [("chunk-wide (old)", old), ("quote-anchored (new)", new)]
+                      + ([("new + its verifier", verified)] if verifier else []))
+    if verifier is not None:
+        _print_two_errors("the extractive model's answers, checked again by the local model",
+                          [("quote-anchored", extractive), ("+ local verifier", extractive_verified)])
     _print_counts("outcome kinds, questions the model saw (new guard)",
                   Counter(item.outcome.kind for item in new if item.evidence.model_called))
     _print_cost(local, recording, verifier)
@@ -187,7 +197,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run(eval_dir: Path, cases: Sequence[Case], model: RecordingModel | ReplayModel, *,
+def _run(eval_dir: Path, cases: Sequence[Case], model: RecordingModel | ReplayModel | None, *,
          support_rule: str = "quote", verifier: TimedVerifier | None = None, verbose: bool = False) -> list[Asked]:
     with tempfile.TemporaryDirectory(prefix="sourced-local-model-") as folder:
         sourced = bootstrap(Settings(database_url=f"sqlite:///{folder}/bench.db"), config=SourcedConfig(),
@@ -243,13 +253,10 @@ def recheck(outcome: Outcome, evidence: Evidence) -> list[str]:
     return problems
 
 
-def _print_two_errors(old: Sequence[Asked], new: Sequence[Asked], verified: Sequence[Asked] | None) -> None:
+def _print_two_errors(title: str, columns: Sequence[tuple[str, Sequence[Asked]]]) -> None:
     """The verdicts per guard: the two errors are `wrong_answer` (answerable, answered wrong) and
     `false_answer` (unanswerable, answered); each row counts the cases of its kind."""
-    columns = [("chunk-wide (old)", old), ("quote-anchored (new)", new)]
-    if verified is not None:
-        columns.append(("new + model verifier", verified))
-    print("\ntwo-error table: verdicts by guard, same model outputs")
+    print(f"\ntwo-error table: {title}")
     print(f"  {'verdict':<20}" + "".join(f"{title:>24}" for title, _ in columns))
     for verdict in VERDICTS:
         cells = []

@@ -6,11 +6,12 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from core.application.answerability import AnswerabilityModel
+from core.application.checks import ClaimSupport, claim_support
 from core.application.orchestrator import Orchestrator, RetrievalPolicy
-from core.application.ports import AnswerModel, AuditSink, Clock, Embedder, Index, Metrics
+from core.application.ports import AnswerModel, AuditSink, Clock, Embedder, Index, Metrics, Verifier
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
-from core.config import Settings, SourcedConfig, config_path, load_config
+from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config
 from core.llm.extractive import ExtractiveModel
 from core.observability import PrometheusMetrics, SystemClock
 from core.retrieval.embeddings import EmbeddingIngestor, build_embedder
@@ -55,6 +56,18 @@ def build_model(settings: Settings, embedder: Embedder | None = None) -> AnswerM
     return ExtractiveModel(embedder=embedder)
 
 
+def build_verifier(settings: Settings, model: AnswerModel) -> Verifier | None:
+    """`SOURCED_VERIFIER=model`: the answering LLM's own endpoint, asked once more per answer. The extractive
+    model has no opinion to give, so the setting needs an LLM."""
+    if settings.verifier == "off":
+        return None
+    verifier = getattr(model, "verifier", None)
+    if verifier is None:
+        raise ConfigError("SOURCED_VERIFIER=model needs an LLM: set SOURCED_MODEL=openai or llama-cpp")
+    built: Verifier = verifier()
+    return built
+
+
 def bootstrap(
     settings: Settings | None = None,
     *,
@@ -69,6 +82,8 @@ def bootstrap(
     progress: bool = True,
     embedder: Embedder | None = None,
     answerability: AnswerabilityModel | None = None,
+    support: ClaimSupport = claim_support,
+    verifier: Verifier | None = None,
 ) -> Sourced:
     settings = settings or Settings()
     config = config or load_config(config_path(config_file, settings))
@@ -95,6 +110,8 @@ def bootstrap(
         user_hash_key=settings.user_hash_key.get_secret_value().encode() if settings.user_hash_key else None,
         embedder=embedder,
         answerability=answerability,
+        verifier=verifier or build_verifier(settings, model),
+        support=support,
     )
     return Sourced(
         settings=settings,

@@ -12,6 +12,8 @@ from core.application.risk import DEFAULT_HIGH, DEFAULT_MEDIUM
 from core.application.routing import KnownGap
 
 ModelKind = Literal["extractive", "openai", "llama-cpp"]
+VerifierKind = Literal["off", "model"]
+"""`model`: one more strict-JSON request per answer to the answering LLM, whose "no" refuses."""
 EmbedderKind = Literal["auto", "none", "minilm", "openai"]
 """`auto`: the offline MiniLM when the `semantic` extra is installed, else none (plain BM25); `openai`: an
 OpenAI-compatible embeddings endpoint (`SOURCED_EMBEDDING_BASE_URL`, `SOURCED_EMBEDDING_MODEL`)."""
@@ -30,6 +32,7 @@ class Settings(BaseSettings):
     model_api_key: SecretStr | None = None
     model_path: Path | None = None
     model_timeout_s: float = Field(default=20.0, gt=0)
+    verifier: VerifierKind = "off"
     embedder: EmbedderKind = "auto"
     """`SOURCED_EMBEDDER`: semantic retrieval and answerability when the `semantic` extra is installed (the
     measured best on `dev`: correct answers 0.69 against 0.21, no false answer); `none` for plain BM25."""

@@ -14,6 +14,7 @@ from rich.table import Table
 from bot.commands.common import report_console
 from core.config import load_config, load_known_gaps
 from core.eval.cases import load_cases
+from core.eval.fabrication_bench import METRIC_KEYS, FabricationReport, run_fabrications
 from core.eval.report import MAXIMUM_KEYS, RATE_KEYS, Bound, Report, group
 from core.eval.runner import eval_session, run_evaluation
 
@@ -32,7 +33,14 @@ BOUNDS_HELP: Final = (
     "exit 1 when a measured value is past its bound (repeatable). The bound is a maximum for "
     + ", ".join(sorted(MAXIMUM_KEYS)) + " (e.g. leaks=0 false_answer=0.05) and a minimum for "
     + ", ".join(key for key in RATE_KEYS if key not in MAXIMUM_KEYS) + " (e.g. correct_answer=0.6). "
-    "Rates are fractions (0..1); a rate with no cases in its group fails its bound"
+    "Rates are fractions (0..1); a rate with no cases in its group fails its bound. With --fabrications the "
+    "keys are the variants (e.g. number_swap=0.95, negation.omitted=0.9), each a minimum share handled right"
+)
+FABRICATIONS_HELP: Final = (
+    "instead of the cases' own answers, measure the guard: for every answerable case a scripted model on "
+    "loopback answers with code-made variants of the supporting sentence (faithful quote and paraphrase; "
+    "number, entity, negation, added-clause, other-chunk, blend and other-question fabrications), with and "
+    "without quotes, and the report gives per variant the share refused (fabrications) or passed (faithful)"
 )
 
 
@@ -51,33 +59,75 @@ def register(subparsers: Any) -> None:
                         help="sourced.yml: roles, risk words, default owner, known gaps (default: none; "
                              "./sourced.yml is not read, so results do not depend on the working folder)")
     parser.add_argument("--json", action="store_true", help="print one JSON object; no progress output")
-    parser.add_argument("--fail-under", type=_bound, nargs="+", action="extend", default=[],
-                        metavar="KEY=VALUE", help=BOUNDS_HELP)
+    parser.add_argument("--fail-under", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
+                        help=BOUNDS_HELP)
+    parser.add_argument("--fabrications", action="store_true", help=FABRICATIONS_HELP)
     parser.set_defaults(run=run)
-
-
-def _bound(text: str) -> Bound:
-    try:
-        return Bound.parse(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def run(args: argparse.Namespace) -> int:
     if not args.kb.is_dir():
         print(f"sourced eval: {args.kb} is not a folder", file=sys.stderr)
         return 2
-    report, ingest_errors = _evaluate(args)
-    for error in ingest_errors:
-        print(f"warning: not ingested: {error}", file=sys.stderr)
-    if args.json:
-        print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
+    try:
+        bounds = [Bound.parse(text, METRIC_KEYS if args.fabrications else RATE_KEYS) for text in args.fail_under]
+    except ValueError as error:
+        print(f"sourced eval: --fail-under {error}", file=sys.stderr)
+        return 2
+    if args.fabrications:
+        measured = _fabrications(args).metrics()
     else:
-        print_report(report_console(), report)
-    violations = [v for bound in args.fail_under if (v := bound.violation(report.metrics))]
+        report, ingest_errors = _evaluate(args)
+        for error in ingest_errors:
+            print(f"warning: not ingested: {error}", file=sys.stderr)
+        if args.json:
+            print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
+        else:
+            print_report(report_console(), report)
+        measured = report.metrics
+    violations = [v for bound in bounds if (v := bound.violation(measured))]
     for violation in violations:
         print(f"sourced eval: {violation}", file=sys.stderr)
     return 1 if violations else 0
+
+
+def _fabrications(args: argparse.Namespace) -> FabricationReport:
+    cases = load_cases(args.cases)
+    config = load_config(args.config)
+    gaps = config.gaps() + (load_known_gaps(args.known_gaps) if args.known_gaps else ())
+    progress = (lambda items: items) if args.json else \
+        (lambda items: track(list(items), description="fabricating", console=Console(stderr=True), transient=True))
+    report = run_fabrications(kb=args.kb, cases=cases, config=config, known_gaps=gaps, progress=progress)
+    if args.json:
+        print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
+    else:
+        print_fabrications(report_console(), report)
+    return report
+
+
+def print_fabrications(console: Console, report: FabricationReport) -> None:
+    """A row per variant: the share handled right with the model's quotes and without any, and why refused."""
+    table = Table(title=f"Fabrications ({report.cases} answerable cases)", title_justify="left",
+                  box=box.SIMPLE_HEAD)
+    for header in ("variant", "expect", "cases", "right\n(quoted)", "right\n(no quote)", "main reasons (quoted)"):
+        table.add_column(header, justify="right" if header.startswith(("cases", "right")) else "left")
+    rows = report.rows()
+    for given, omitted in zip(rows[::2], rows[1::2], strict=True):
+        reasons = ", ".join(f"{reason} ({n})" for reason, n in list(given["reasons"].items())[:2])
+        table.add_row(given["variant"], given["expect"], str(given["cases"]), _percent(given["right"]),
+                      _percent(omitted["right"]), reasons)
+    console.print(table)
+    latency = report.check_latency_ms()
+    console.print(f"claim checks per answer: p50 {latency['p50']} ms, p95 {latency['p95']} ms; "
+                  f"{report.model_not_called} cases refused before the model")
+    wrong = report.wrong()
+    for trial in wrong[:FAILURES_SHOWN]:
+        handled = "refused" if trial.variant in ("faithful_quote", "faithful_paraphrase") else "passed"
+        quoted = "quoted" if trial.with_quotes else "no quote"
+        console.print(f"{handled}: {trial.case_id} {trial.variant} ({quoted}): "
+                      f"{trial.claims[0]['text'][:140]!r} {trial.detail or ''}", markup=False)
+    if len(wrong) > FAILURES_SHOWN:
+        console.print(f"… and {len(wrong) - FAILURES_SHOWN} more; --json lists them all.")
 
 
 def _evaluate(args: argparse.Namespace) -> tuple[Report, tuple[str, ...]]:

@@ -82,6 +82,19 @@ class AnswerabilityNote:
 
 
 @dataclass(frozen=True, kw_only=True)
+class QuoteAnchor:
+    """Where claim `claim` rests: characters `start`..`end` of chunk `chunk_id`, and the SHA-256 of that span.
+    `given` is False when the model gave no quote and the guard aligned the claim to the chunk itself."""
+
+    claim: int
+    chunk_id: str
+    start: int
+    end: int
+    sha256: str
+    given: bool
+
+
+@dataclass(frozen=True, kw_only=True)
 class AuditRecord:
     correlation_id: str
     at: datetime
@@ -100,3 +113,4 @@ class AuditRecord:
     latency_ms: float
     detail: str | None = None
     answerability: AnswerabilityNote | None = None
+    quotes: tuple[QuoteAnchor, ...] = ()

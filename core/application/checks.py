@@ -1,32 +1,110 @@
 """The guard: checks a parsed envelope against what retrieval actually returned.
 
-Citation ids are compared ordinally (`CHK-1` is not `chk-1`). A claim is supported when every number and
-capitalised name it states appears in its cited chunks, and enough of its content words do (version one); with
-an embedder, its semantic support (best cosine to a cited sentence) must also reach `SUPPORT_FLOOR` (version two).
+Citation ids are compared ordinally (`CHK-1` is not `chk-1`). A claim is supported only by its quote: the
+verbatim span of a cited chunk that states it, at most two sentences long (a claim without a quote is held to
+the best-aligned sentence, or pair of adjacent sentences, of its cited chunks). Support is sentence-local,
+never chunk-wide: a real model otherwise cites a passage that holds the right number beside another fact.
+Each rule below is one reason a claim is refused as `unsupported_claim`:
+- the quote does not occur in a cited chunk, or spans more than two sentences;
+- the quote is text addressed to automated readers (content, never an answer);
+- a number, amount, percentage, date, duration or unit of the claim is not in the quote; a capitalised name
+  is in neither the quote nor the section's heading (or a heading's name takes the place of a quote's word);
+- the quote does not cover the claim's content words (with an embedder: nor is the claim close in meaning),
+  a clause of the claim is not covered, or a word of the claim comes from another sentence of the chunk;
+- the claim flips the quote: negation, direction of a bound, modality, or the subject a value belongs to;
+- with an embedder, a claim that is not the quote's own words is too far from it in meaning.
 """
 
+import difflib
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from functools import cached_property
+from typing import Final, Protocol
 
+from core.application import facts
 from core.application.envelope import Envelope, EnvelopeClaim
+from core.application.instructions import addressed_to_assistants
 from core.application.ports import Embedder
+from core.application.quotes import (
+    MAX_STATEMENTS,
+    Span,
+    Statement,
+    locate,
+    quoted_text,
+    spanned,
+    statements,
+    windows,
+)
 from core.domain import CitationTier, RetrievedChunk
-from core.text import capitalised_names, content_stems, numbers, words
+from core.text import STOPWORDS, capitalised_names, content_stems, stem, words
 
 MIN_CONTENT_OVERLAP: Final = 0.6
-DIRECT_OVERLAP: Final = 0.9
+"""Share of the claim's content words the quote (with its table header and the section heading) must hold."""
+COVER_SIMILARITY: Final = 0.8
+"""With an embedder: a claim below the word overlap is still covered when its cosine to the quote reaches
+this (a paraphrase in other words)."""
+MIN_CLAUSE_WORDS: Final = 3
+MIN_CLAUSE_OVERLAP: Final = 0.5
+"""A clause of the claim with at least `MIN_CLAUSE_WORDS` content words must have this share in the quote: an
+added clause ("..., and receipts are not needed") is not covered by the rest of the claim being right."""
 SUPPORT_FLOOR: Final = 0.5
-"""With an embedder: the claim's best cosine to a sentence of its cited chunks must reach this (version two)."""
+"""With an embedder: a claim that is not its quote's own words needs at least this cosine to the quote."""
+DIRECT_OVERLAP: Final = 0.9
 DIRECT_SIMILARITY: Final = 0.95
 """A cosine at which a claim is near-verbatim: a `direct` citation."""
-_SENTENCES: Final = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE: Final = re.compile(r"(?<=[.!?])\s+|\n+")
+_CAPITALISED: Final = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*\b")
 
 
 @dataclass(frozen=True, kw_only=True)
-class CheckFailure:
+class Anchor:
+    """The span of a chunk a claim rests on: the model's quote, or the best-aligned sentences without one. Its
+    reading (`pieces`, `evidence`) is computed once: every rule reads it."""
+
+    chunk: RetrievedChunk
+    span: Span
+    statements: tuple[Statement, ...]
+    given: bool
+    """True when the model gave the quote; False when the guard aligned the claim itself."""
+
+    @property
+    def text(self) -> str:
+        return self.chunk.text[self.span.start:self.span.end]
+
+    @cached_property
+    def pieces(self) -> list[str]:
+        """The quote as read, one piece per statement it spans: a sentence's words, or a table row's cells each
+        under its header."""
+        return [quoted_text(self.chunk.text, statement, self.span) for statement in self.statements]
+
+    @cached_property
+    def evidence(self) -> str:
+        return "\n".join(self.pieces)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Supported:
+    anchor: Anchor
+    tier: CitationTier
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unsupported:
     reason: str
+
+
+class ClaimSupport(Protocol):
+    """How a claim is judged against its cited chunks: `claim_support` in production; a benchmark may put
+    another rule beside it (the chunk-wide check it replaced) on the same model outputs."""
+
+    def __call__(self, claim: EnvelopeClaim, cited: Sequence[RetrievedChunk], *,
+                 embedder: Embedder | None = None) -> "Supported | Unsupported": ...
 
 
 def unknown_chunk_ids(envelope: Envelope, retrieved_ids: Sequence[str]) -> list[str]:
@@ -35,32 +113,329 @@ def unknown_chunk_ids(envelope: Envelope, retrieved_ids: Sequence[str]) -> list[
     return [cid for claim in envelope.claims for cid in claim.chunk_ids if cid not in known]
 
 
-def unsupported_reason(claim: EnvelopeClaim, cited: Sequence[RetrievedChunk], *,
-                       embedder: Embedder | None = None) -> str | None:
-    """Why the cited chunks do not support the claim, or None when they do."""
-    evidence = "\n".join(chunk.passage.heading + "\n" + chunk.text for chunk in cited)
-    missing_numbers = numbers(claim.text) - numbers(evidence)
-    if missing_numbers:
-        return f"numbers not in the cited chunks: {sorted(missing_numbers)}"
-    evidence_words = set(words(evidence))
-    missing_names = {name for name in capitalised_names(claim.text) if name not in evidence_words}
-    if missing_names:
-        return f"names not in the cited chunks: {sorted(missing_names)}"
-    overlap = content_overlap(claim.text, evidence)
-    if overlap < MIN_CONTENT_OVERLAP:
-        return f"content overlap {overlap:.2f} below {MIN_CONTENT_OVERLAP}"
-    if embedder is not None and not any(quotes(claim.text, chunk) for chunk in cited):
-        similarity = max((semantic_support(claim.text, chunk, embedder) for chunk in cited), default=0.0)
-        if similarity < SUPPORT_FLOOR:
-            return f"semantic support {similarity:.2f} below {SUPPORT_FLOOR}"
+def cited_chunks(claim: EnvelopeClaim, by_id: Mapping[str, RetrievedChunk]) -> list[RetrievedChunk]:
+    return [by_id[cid] for cid in dict.fromkeys(claim.chunk_ids)]
+
+
+def claim_support(claim: EnvelopeClaim, cited: Sequence[RetrievedChunk], *,
+                  embedder: Embedder | None = None) -> Supported | Unsupported:
+    """The claim's anchor and citation tier, or why its quote does not state it."""
+    if claim.quote is not None and claim.quote.strip():
+        anchor = quoted_anchor(claim.quote, cited)
+        if anchor is None:
+            return Unsupported(reason="quote not found in the cited chunk")
+        if len(anchor.statements) > MAX_STATEMENTS:
+            return Unsupported(reason=f"quote spans {len(anchor.statements)} sentences, more than "
+                                      f"{MAX_STATEMENTS}")
+    else:
+        anchor = aligned_anchor(claim.text, cited)
+        if anchor is None:
+            return Unsupported(reason="no sentence in the cited chunk")
+    similarity = _Similarity(claim.text, anchor, embedder)
+    reason = unstated_reason(claim.text, anchor, similarity)
+    if reason is not None:
+        where = "quote" if anchor.given else "best-aligned sentence"
+        return Unsupported(reason=reason.replace("the quote", f"the {where}"))
+    return Supported(anchor=anchor, tier=_tier(claim.text, anchor, similarity))
+
+
+def quoted_anchor(quote: str, cited: Sequence[RetrievedChunk]) -> Anchor | None:
+    """Where the quote stands in the first cited chunk that holds it."""
+    for chunk in cited:
+        span = locate(quote, chunk.text)
+        if span is not None:
+            return Anchor(chunk=chunk, span=span, statements=tuple(spanned(statements(chunk.text), span)),
+                          given=True)
     return None
 
 
-def semantic_support(claim_text: str, chunk: RetrievedChunk, embedder: Embedder) -> float:
-    """The claim's best cosine to the chunk's sentences or the whole chunk (vectors are unit length)."""
-    sentences = [part.strip() for part in _SENTENCES.split(chunk.text) if len(part.strip()) > 3]
-    vectors = embedder.embed([claim_text, chunk.text, *sentences])
-    return max(sum(a * b for a, b in zip(vectors[0], vector, strict=True)) for vector in vectors[1:])
+def aligned_anchor(claim_text: str, cited: Sequence[RetrievedChunk]) -> Anchor | None:
+    """The sentence of the cited chunks that best holds the claim's facts and words; a pair of adjacent
+    sentences only when it holds more of the claim's numbers and names than any single one (a pair that merely
+    shares more words would let a claim borrow a neighbour's subject)."""
+    singles: list[tuple[tuple[float, float], Anchor]] = []
+    pairs: list[tuple[tuple[float, float], Anchor]] = []
+    for chunk in cited:
+        for window in windows(statements(chunk.text)):
+            anchor = Anchor(chunk=chunk, span=Span(start=window[0].start, end=window[-1].end),
+                            statements=window, given=False)
+            (singles if len(window) == 1 else pairs).append((_alignment(claim_text, anchor), anchor))
+    if not singles:
+        return None
+    best_score, best = max(singles, key=lambda scored: scored[0])
+    better_pairs = [scored for scored in pairs if scored[0][0] > best_score[0]]
+    return max(better_pairs, key=lambda scored: scored[0])[1] if better_pairs else best
+
+
+def _alignment(claim_text: str, anchor: Anchor) -> tuple[float, float]:
+    evidence = anchor.evidence
+    stated_values = {q.value for q in facts.quantities(evidence)}
+    stated_words = _word_parts(evidence)
+    held = sum(q.value in stated_values for q in facts.quantities(claim_text)) + \
+        sum(name in stated_words for name in _names(claim_text, anchor.chunk.text))
+    return float(held), content_overlap(claim_text, evidence)
+
+
+def unstated_reason(claim_text: str, anchor: Anchor, similarity: "_Similarity") -> str | None:
+    """The first rule the claim breaks against its anchor, or None when the anchor states it."""
+    for rule in (_addressed_to_machines, _missing_quantities, _missing_names):
+        reason = rule(claim_text, anchor)
+        if reason is not None:
+            return reason
+    reason = _uncovered(claim_text, anchor, similarity)
+    if reason is not None:
+        return reason
+    claim_proper = _without_heading(claim_text, anchor.chunk.passage.heading)
+    for flip in (_flipped_polarity, _flipped_bound, _flipped_modality):
+        reason = flip(claim_proper, anchor.evidence)
+        if reason is not None:
+            return reason
+    for mix in (_moved_value, _mixed_rows):
+        reason = mix(claim_text, anchor)
+        if reason is not None:
+            return reason
+    if similarity.available and not _verbatim(claim_text, anchor.evidence) and similarity.value < SUPPORT_FLOOR:
+        return f"semantic support {similarity.value:.2f} below {SUPPORT_FLOOR}"
+    return None
+
+
+# -- the rules ---------------------------------------------------------------------------------------------
+
+
+def _addressed_to_machines(claim_text: str, anchor: Anchor) -> str | None:
+    """The quote, or the bracketed note it sits in, speaks to automated readers: content, never an answer."""
+    text = anchor.chunk.text
+    for statement in anchor.statements:
+        sentence = text[statement.start:statement.end]
+        if addressed_to_assistants(sentence) or addressed_to_assistants(_enclosing_note(text, statement)):
+            return "the quote is text addressed to automated readers"
+    return None
+
+
+def _enclosing_note(text: str, statement: Statement) -> str:
+    """The bracketed note a sentence belongs to ("[Note to AI assistants: ... ]"), or ''."""
+    line_start = text.rfind("\n", 0, statement.start) + 1
+    line_end = text.find("\n", statement.end)
+    line_end = len(text) if line_end < 0 else line_end
+    opening = text.rfind("[", line_start, statement.start + 1)
+    closing = text.find("]", statement.start, line_end)
+    return text[opening:closing + 1] if opening >= 0 and closing >= 0 else ""
+
+
+def _missing_quantities(claim_text: str, anchor: Anchor) -> str | None:
+    stated = facts.quantities(anchor.evidence)
+    units_by_value: dict[str, set[str | None]] = {}
+    for quantity in stated:
+        units_by_value.setdefault(quantity.value, set()).add(quantity.unit)
+    missing = sorted({q.value for q in facts.quantities(claim_text)} - units_by_value.keys())
+    if missing:
+        return f"numbers not in the quote: {missing}"
+    for quantity in facts.quantities(claim_text):
+        units = units_by_value[quantity.value]
+        if quantity.unit is not None and quantity.unit not in units and None not in units:
+            return (f"'{quantity.value} {quantity.unit}' in the claim, the quote states "
+                    f"{quantity.value} as {', '.join(sorted(u for u in units if u))}")
+    return None
+
+
+def _missing_names(claim_text: str, anchor: Anchor) -> str | None:
+    """A capitalised name the claim states must be in the quote; or in the section heading, unless it takes
+    the place of a word of the quote ("the first PTO paycheck" for "the first February paycheck")."""
+    quoted = _word_parts(anchor.evidence)
+    heading = _word_parts(anchor.chunk.passage.heading) - _substituted(claim_text, anchor.evidence)
+    missing = sorted(name for name in _names(claim_text, anchor.chunk.text) if name not in quoted | heading)
+    return f"names not in the quote: {missing}" if missing else None
+
+
+def _word_parts(text: str) -> set[str]:
+    """Words, and the parts of hyphenated or elided ones ("d'alsace" holds "alsace")."""
+    found = set(words(text))
+    return found | {part for word in found for part in re.split(r"[-']", word) if part}
+
+
+def _substituted(claim_text: str, evidence: str) -> set[str]:
+    """The claim's words that stand where the quote has other words, between words both share."""
+    claim, quote = words(claim_text), words(evidence)
+    opcodes = difflib.SequenceMatcher(a=claim, b=quote, autojunk=False).get_opcodes()
+    return {word for before, (tag, a1, a2, _, _), after in zip(opcodes, opcodes[1:], opcodes[2:], strict=False)
+            if tag == "replace" and before[0] == after[0] == "equal" for word in claim[a1:a2]}
+
+
+def _names(claim_text: str, chunk_text: str) -> set[str]:
+    """The claim's capitalised words that are names: any not opening a sentence (a table cell's first word
+    after "Header: " included), and a sentence's first word when the chunk writes it capitalised mid-sentence.
+    An acronym counts even when it spells a common word ("IT", "US")."""
+    names = set()
+    chunk_names = capitalised_names(chunk_text)
+    for sentence in _SENTENCE.split(claim_text):
+        for index, match in enumerate(_CAPITALISED.finditer(sentence)):
+            word = match.group(0)
+            acronym = len(word) > 1 and word.isupper()
+            if (word.lower() in STOPWORDS and not acronym) or (index == 0 and word.lower() not in chunk_names):
+                continue
+            names.add(word.lower())
+    return names
+
+
+def _uncovered(claim_text: str, anchor: Anchor, similarity: "_Similarity") -> str | None:
+    """Too few of the claim's words in the quote (unless close in meaning), a clause of the claim the quote
+    does not state, or words taken from elsewhere in the chunk."""
+    stated = anchor.evidence + " " + anchor.chunk.passage.heading
+    overlap = content_overlap(claim_text, stated)
+    if overlap < MIN_CONTENT_OVERLAP and not (similarity.available and similarity.value >= COVER_SIMILARITY):
+        return f"content overlap {overlap:.2f} with the quote, below {MIN_CONTENT_OVERLAP}"
+    for clause in facts.clauses(claim_text):
+        if len(content_stems(clause)) >= MIN_CLAUSE_WORDS and content_overlap(clause, stated) < MIN_CLAUSE_OVERLAP:
+            return f"the quote does not state {clause!r}"
+    known = set(content_stems(stated))
+    elsewhere = set(content_stems(_outside(anchor))) - known
+    imported = sorted({word for word in words(claim_text) if stem(word) in elsewhere and word not in STOPWORDS})
+    if imported:
+        return f"words from elsewhere in the chunk, not in the quote: {imported}"
+    return None
+
+
+def _outside(anchor: Anchor) -> str:
+    """The chunk without the sentences the quote touches."""
+    text = anchor.chunk.text
+    return text[:anchor.statements[0].start] + " " + text[anchor.statements[-1].end:] if anchor.statements \
+        else text[:anchor.span.start] + " " + text[anchor.span.end:]
+
+
+def _flipped_polarity(claim_text: str, evidence: str) -> str | None:
+    """The claim denies what its quote affirms, or the reverse: their negations differ in number."""
+    used = _used_clauses(claim_text, evidence)
+    claimed, stated = facts.negations(claim_text), sum(facts.negations(clause) for clause in used)
+    if claimed != stated:
+        return f"negation flipped: {claimed} in the claim, {stated} in {' '.join(used)!r}"
+    return None
+
+
+def _flipped_bound(claim_text: str, evidence: str) -> str | None:
+    """"at least" where the quote says "at most", "after" where it says "before"; "under 5,000" where the
+    quote's range starts at 5,000."""
+    stated_bounds = facts.bounds(evidence)
+    for value, direction in sorted(facts.bounds(claim_text)):
+        if (value, facts.opposite(direction)) in stated_bounds and (value, direction) not in stated_bounds:
+            return f"comparison flipped: '{direction}' {value} in the claim, '{facts.opposite(direction)}' in the quote"
+    stated = set().union(*(facts.directions(clause) for clause in _used_clauses(claim_text, evidence)))
+    for direction in sorted(facts.directions(claim_text)):
+        if direction not in stated and facts.opposite(direction) in stated:
+            return f"comparison flipped: '{direction}' in the claim, '{facts.opposite(direction)}' in the quote"
+    return None
+
+
+def _flipped_modality(claim_text: str, evidence: str) -> str | None:
+    """"may" where the quote says "must", or the reverse."""
+    claimed = facts.modalities(claim_text)
+    stated = set().union(*(facts.modalities(clause) for clause in _used_clauses(claim_text, evidence)))
+    if claimed and stated and not claimed & stated:
+        return f"modality changed: {sorted(claimed)} in the claim, {sorted(stated)} in the quote"
+    return None
+
+
+def _without_heading(claim_text: str, heading: str) -> str:
+    """The claim without the section titles it names ("According to the What we cannot delete section, ..."):
+    a title's words are not the claim's assertions."""
+    for title in sorted(heading.split(" > "), key=len, reverse=True):
+        if len(title) > 3:
+            claim_text = re.sub(re.escape(title), " ", claim_text, flags=re.IGNORECASE)
+    return claim_text
+
+
+def _used_clauses(claim_text: str, evidence: str) -> list[str]:
+    """The quote's clauses the claim restates: at least half of their content words are in the claim, or
+    else the clauses that share the most words with it. A claim may restate part of its quote, and a
+    negation in a clause it leaves out is not its own."""
+    claim = set(content_stems(claim_text))
+    clauses = facts.clauses(evidence)
+    stems = [set(content_stems(clause)) for clause in clauses]
+    used = [clause for clause, mine in zip(clauses, stems, strict=True) if mine and len(mine & claim) * 2 >= len(mine)]
+    if used:
+        return used
+    shared = [len(mine & claim) for mine in stems]
+    best = max(shared, default=0)
+    return [clause for clause, n in zip(clauses, shared, strict=True) if n == best and best > 0]
+
+
+def _moved_value(claim_text: str, anchor: Anchor) -> str | None:
+    """A value the quote states with one subject, claimed of another: "8 hours" of test A given to test B, a
+    date of one sentence given to the event of the next, a row's figure given to another row's key.
+
+    In sentences the subject is what stands before the value: the claim is refused when the words before its
+    value are more those of another part of the quote than of the value's own part (not any word of another
+    part: "the glucose test must be run within 2 hours, and the lipid panel within 48" lends its verb to the
+    lipid panel). A table row is a record: no word of another row may join its values."""
+    groups = _value_groups(anchor)
+    heading = set(content_stems(anchor.chunk.passage.heading))
+    claimed = set(content_stems(facts.subject_words(claim_text))) - heading
+    for value in dict.fromkeys(q.value for q in facts.quantities(claim_text)):
+        own = set().union(*(stems for values, stems, _ in groups if value in values))
+        others = set().union(*(stems for values, stems, _ in groups if value not in values))
+        if any(row for _, _, row in groups):
+            theirs = sorted(claimed & (others - own))
+            if theirs:
+                return f"the quote states {value} with other words than {theirs}"
+            continue
+        lead = facts.lead_words(claim_text, value) - heading
+        theirs = sorted(lead & (others - own))
+        if len(theirs) > len(lead & (own - others)):
+            return f"the quote states {value} with other words than {theirs}"
+    return None
+
+
+def _value_groups(anchor: Anchor) -> list[tuple[set[str], set[str], bool]]:
+    """The quote's values, each with the words it is stated with, and whether they form a table row."""
+    groups: list[tuple[set[str], set[str], bool]] = []
+    for statement, piece in zip(anchor.statements, anchor.pieces, strict=True):
+        row = bool(statement.context)
+        shared: set[str] = set()
+        valued: list[tuple[set[str], set[str], bool]] = []
+        for segment in [piece] if row else facts.value_segments(piece):
+            values = {q.value for q in facts.quantities(segment)}
+            stems = set(content_stems(facts.subject_words(segment)))
+            if values:
+                valued.append((values, stems, row))
+            else:
+                shared |= stems
+        groups.extend([(values, stems | shared, row) for values, stems, row in valued] or [(set(), shared, row)])
+    return groups
+
+
+def _mixed_rows(claim_text: str, anchor: Anchor) -> str | None:
+    """Values of two table rows in one claim: a row is a record, and one claim states one record."""
+    rows = [{q.value for q in facts.quantities(piece)}
+            for statement, piece in zip(anchor.statements, anchor.pieces, strict=True) if statement.context]
+    if len(rows) < 2:
+        return None
+    claimed = {q.value for q in facts.quantities(claim_text)}
+    common = set.intersection(*rows)
+    touched = [row for row in rows if (claimed & row) - common]
+    return "the claim mixes values of different table rows" if len(touched) > 1 else None
+
+
+# -- overlap, meaning and tiers ------------------------------------------------------------------------------
+
+
+class _Similarity:
+    """The claim's cosine to its anchor, computed once and only when a rule needs it."""
+
+    def __init__(self, claim_text: str, anchor: Anchor, embedder: Embedder | None) -> None:
+        self._texts = (claim_text, anchor.evidence)
+        self._embedder = embedder
+        self._value: float | None = None
+
+    @property
+    def available(self) -> bool:
+        return self._embedder is not None
+
+    @property
+    def value(self) -> float:
+        if self._value is None:
+            assert self._embedder is not None
+            claim, quote = self._embedder.embed(list(self._texts))
+            self._value = sum(a * b for a, b in zip(claim, quote, strict=True))
+        return self._value
 
 
 def content_overlap(claim_text: str, evidence: str) -> float:
@@ -72,21 +447,14 @@ def content_overlap(claim_text: str, evidence: str) -> float:
     return sum(1 for s in claim if s in present) / len(claim)
 
 
-def quotes(claim_text: str, chunk: RetrievedChunk) -> bool:
-    """Is the claim the chunk's own words, in order (case, punctuation and markup aside)? A quotation needs no
-    semantic check: it says exactly what its chunk says."""
-    normalised_claim = " ".join(words(claim_text))
-    return bool(normalised_claim) and normalised_claim in " ".join(words(chunk.text))
+def _verbatim(claim_text: str, evidence: str) -> bool:
+    """Is the claim the quote's own words, in order (case, punctuation and markup aside)?"""
+    claim = " ".join(words(claim_text))
+    return bool(claim) and claim in " ".join(words(evidence))
 
 
-def citation_tier(claim_text: str, chunk: RetrievedChunk, *, embedder: Embedder | None = None) -> CitationTier:
-    """`direct` when the claim is near-verbatim in the chunk, `synthesis` when it paraphrases its facts."""
-    if quotes(claim_text, chunk):
+def _tier(claim_text: str, anchor: Anchor, similarity: _Similarity) -> CitationTier:
+    """`direct` when the claim is near-verbatim in its quote, `synthesis` when it paraphrases it."""
+    if _verbatim(claim_text, anchor.evidence) or content_overlap(claim_text, anchor.evidence) >= DIRECT_OVERLAP:
         return "direct"
-    if embedder is not None and semantic_support(claim_text, chunk, embedder) >= DIRECT_SIMILARITY:
-        return "direct"
-    return "direct" if content_overlap(claim_text, chunk.text) >= DIRECT_OVERLAP else "synthesis"
-
-
-def cited_chunks(claim: EnvelopeClaim, by_id: Mapping[str, RetrievedChunk]) -> list[RetrievedChunk]:
-    return [by_id[cid] for cid in dict.fromkeys(claim.chunk_ids)]
+    return "direct" if similarity.available and similarity.value >= DIRECT_SIMILARITY else "synthesis"

@@ -1,7 +1,8 @@
-"""The model's answer envelope: exactly one strict JSON object, nothing around it, no extra field."""
+"""The model's answer envelope, and the verifier's verdict: each exactly one strict JSON object, nothing around
+it, no extra field."""
 
 import json
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -11,6 +12,9 @@ class EnvelopeClaim(BaseModel):
 
     text: str = Field(min_length=1)
     chunk_ids: list[str] = Field(min_length=1)
+    quote: str | None = None
+    """The verbatim span of a cited chunk that states the claim. Optional so that a model answering under an
+    older prompt still parses; such a claim is checked against its best-aligned sentence instead."""
 
 
 class Envelope(BaseModel):
@@ -24,11 +28,31 @@ class Envelope(BaseModel):
 
 
 class MalformedEnvelope(ValueError):
-    """The model's output is not exactly one envelope object."""
+    """The model's output is not exactly one object of the expected schema."""
+
+
+class Verdict(BaseModel):
+    """The verifier's second opinion on an answer that passed the guard: "no" to either question refuses."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    quotes_state_claims: Literal["yes", "no"]
+    answers_question: Literal["yes", "no"]
+
+
+_Parsed = TypeVar("_Parsed", Envelope, Verdict)
 
 
 def parse_envelope(raw: str) -> Envelope:
     """Parse the whole output as one JSON object; prose before or after it is a failure, not noise to skip."""
+    return _parse_object(raw, Envelope)
+
+
+def parse_verdict(raw: str) -> Verdict:
+    return _parse_object(raw, Verdict)
+
+
+def _parse_object(raw: str, model: type[_Parsed]) -> _Parsed:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as error:
@@ -36,7 +60,7 @@ def parse_envelope(raw: str) -> Envelope:
     if not isinstance(data, dict):
         raise MalformedEnvelope(f"expected an object, got {type(data).__name__}")
     try:
-        return Envelope.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as error:
         fields = sorted({".".join(str(p) for p in e["loc"]) or "<root>" for e in error.errors()})
         raise MalformedEnvelope(f"schema violation in {', '.join(fields)}") from error
@@ -45,3 +69,7 @@ def parse_envelope(raw: str) -> Envelope:
 def envelope_json_schema() -> dict[str, object]:
     """The JSON schema of the envelope, for models that support structured output."""
     return Envelope.model_json_schema()
+
+
+def verdict_json_schema() -> dict[str, object]:
+    return Verdict.model_json_schema()

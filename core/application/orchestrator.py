@@ -14,14 +14,15 @@ from core.application.audit import (
     AuditMode,
     AuditRecord,
     CitedId,
+    QuoteAnchor,
     ScoredId,
     question_preview,
     question_sha256,
     user_reference,
 )
-from core.application.checks import citation_tier, cited_chunks, unknown_chunk_ids, unsupported_reason
+from core.application.checks import ClaimSupport, Unsupported, cited_chunks, claim_support, unknown_chunk_ids
 from core.application.clarify import clarification_options
-from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope
+from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope, parse_verdict
 from core.application.ports import (
     AnswerModel,
     AuditSink,
@@ -30,7 +31,10 @@ from core.application.ports import (
     GenerationRequest,
     Index,
     Metrics,
+    QuotedClaim,
     RiskClassifier,
+    VerificationRequest,
+    Verifier,
 )
 from core.application.routing import OwnerRouter
 from core.application.shape import classify_shape, invalid_reason
@@ -98,6 +102,9 @@ class Evidence:
     given_to_model: Sequence[RetrievedChunk] = ()
     model_called: bool = False
     claim_map: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    quotes: tuple[QuoteAnchor, ...] = ()
+    verified: bool = False
+    """The model verifier was asked (`SOURCED_VERIFIER=model`)."""
     detail: str | None = None
     assessment: Assessment | None = None
 
@@ -119,6 +126,8 @@ class Orchestrator:
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
         embedder: Embedder | None = None,
         answerability: AnswerabilityModel | None = None,
+        verifier: Verifier | None = None,
+        support: ClaimSupport = claim_support,
     ) -> None:
         self._index = index
         self._model = model
@@ -133,6 +142,8 @@ class Orchestrator:
         self._new_id = new_id
         self._embedder = embedder
         self._answerability = answerability
+        self._verifier = verifier
+        self._support = support
 
     def with_answerability(self, model: AnswerabilityModel) -> "Orchestrator":
         """The same pipeline deciding answerability with another fit (one being measured)."""
@@ -256,36 +267,69 @@ class Orchestrator:
         if unknown:
             evidence.detail = f"unknown chunk ids: {unknown[:5]!r}"
             return self._refuse("invalid_citation", evidence, owner=owner)
-        return self._grounded_answer(envelope, usable, evidence, owner)
+        return self._grounded_answer(question, envelope, usable, evidence, owner)
 
-    def _grounded_answer(self, envelope: Envelope, usable: Sequence[RetrievedChunk], evidence: Evidence,
-                         owner: str | None) -> Outcome:
+    def _grounded_answer(self, question: Question, envelope: Envelope, usable: Sequence[RetrievedChunk],
+                         evidence: Evidence, owner: str | None) -> Outcome:
         try:
-            return self._checked_answer(envelope, usable, evidence, owner)
+            outcome = self._checked_answer(envelope, usable, evidence, owner)
         except Exception as error:  # the semantic claim check calls the embedder, an adapter that may fail
             evidence.detail = f"claim check failed: {type(error).__name__}"
             return self._refuse("model_unavailable", evidence, owner=owner)
+        if self._verifier is None or not isinstance(outcome, Answered):
+            return outcome
+        return self._second_opinion(question, outcome, usable, evidence, owner)
+
+    def _second_opinion(self, question: Question, outcome: Answered, usable: Sequence[RetrievedChunk],
+                        evidence: Evidence, owner: str | None) -> Outcome:
+        """`SOURCED_VERIFIER=model`: the model reads each claim beside its quote, and the question; a "no" to
+        either refuses, and so does a verdict it cannot give."""
+        assert self._verifier is not None
+        texts = {chunk.chunk_id: chunk.text for chunk in usable}
+        claims = [QuotedClaim(text=claim.text, quote=texts[anchor.chunk_id][anchor.start:anchor.end])
+                  for claim, anchor in zip(outcome.claims, evidence.quotes, strict=True)]
+        evidence.verified = True
+        try:
+            raw = self._verifier.verify(VerificationRequest(question=question.text, claims=claims))
+        except Exception as error:  # an adapter failure is a refusal, never a traceback
+            evidence.detail = f"verifier failed: {type(error).__name__}"
+            return self._refuse("model_unavailable", evidence, owner=owner)
+        try:
+            verdict = parse_verdict(raw)
+        except MalformedEnvelope as error:
+            evidence.detail = f"verifier: {error}"
+            return self._refuse("malformed_response", evidence, owner=owner)
+        if verdict.quotes_state_claims == "no":
+            evidence.detail = "verifier: a quote does not state its claim"
+            return self._refuse("unsupported_claim", evidence, owner=owner)
+        if verdict.answers_question == "no":
+            evidence.detail = "verifier: the claims do not answer the question"
+            return self._refuse("unsupported_claim", evidence, owner=owner)
+        return outcome
 
     def _checked_answer(self, envelope: Envelope, usable: Sequence[RetrievedChunk], evidence: Evidence,
                         owner: str | None) -> Outcome:
+        """Each claim must be stated by its quote (sentence-local support); the claim then cites the chunk its
+        quote stands in, and the audit records where."""
         by_id = {chunk.chunk_id: chunk for chunk in usable}
         markers: dict[str, Citation] = {}
         claims: list[Claim] = []
-        for claim in envelope.claims:
-            cited = cited_chunks(claim, by_id)
-            reason = unsupported_reason(claim, cited, embedder=self._embedder)
-            if reason is not None:
-                evidence.detail = f"claim {len(claims) + 1}: {reason}"
+        quotes: list[QuoteAnchor] = []
+        for number, claim in enumerate(envelope.claims, start=1):
+            support = self._support(claim, cited_chunks(claim, by_id), embedder=self._embedder)
+            if isinstance(support, Unsupported):
+                evidence.detail = f"claim {number}: {support.reason}"
                 return self._refuse("unsupported_claim", evidence, owner=owner)
-            for chunk in cited:
-                if chunk.chunk_id not in markers:
-                    markers[chunk.chunk_id] = Citation(n=len(markers) + 1, passage=chunk.passage,
-                                                       content_hash=chunk.content_hash,
-                                                       tier=citation_tier(claim.text, chunk, embedder=self._embedder))
-            claims.append(Claim(text=claim.text.strip(),
-                                citations=tuple(markers[chunk.chunk_id].n for chunk in cited)))
+            anchor = support.anchor
+            if anchor.chunk.chunk_id not in markers:
+                markers[anchor.chunk.chunk_id] = Citation(n=len(markers) + 1, passage=anchor.chunk.passage,
+                                                          content_hash=anchor.chunk.content_hash, tier=support.tier)
+            claims.append(Claim(text=claim.text.strip(), citations=(markers[anchor.chunk.chunk_id].n,)))
+            quotes.append(QuoteAnchor(claim=number, chunk_id=anchor.chunk.chunk_id, start=anchor.span.start,
+                                      end=anchor.span.end, sha256=anchor.sha256, given=anchor.given))
         evidence.claim_map = tuple((i + 1, tuple(dict.fromkeys(c.chunk_ids))) for i, c in
                                    enumerate(envelope.claims))
+        evidence.quotes = tuple(quotes)
         assert evidence.risk is not None
         try:
             return Answered(text=_answer_text(claims), claims=tuple(claims),
@@ -304,6 +348,14 @@ class Orchestrator:
                      evidence.correlation_id)
             self._metrics.phrasing_drift(severity="info")
         evidence.detail = "model reported found=false"
+
+    def _prompt_versions(self, evidence: Evidence) -> str | None:
+        """The answer prompt's version, and the verifier's when it was asked ("answer-v2+verify-v1")."""
+        if not evidence.model_called:
+            return None
+        if evidence.verified and self._verifier is not None:
+            return f"{self._model.prompt_version}+{self._verifier.prompt_version}"
+        return self._model.prompt_version
 
     def _owner(self, question: Question, permitted: Sequence[RetrievedChunk]) -> str | None:
         return self._router.owner_for(question.text, permitted)
@@ -351,8 +403,9 @@ class Orchestrator:
             retrieved=tuple(ScoredId(chunk_id=c.chunk_id, score=round(c.score, 4)) for c in evidence.retrieved),
             cited=tuple(CitedId(chunk_id=c.passage.chunk_id, content_hash=c.content_hash) for c in cited),
             claim_map=evidence.claim_map,
+            quotes=evidence.quotes,
             model=self._model.name if evidence.model_called else None,
-            prompt_version=self._model.prompt_version if evidence.model_called else None,
+            prompt_version=self._prompt_versions(evidence),
             latency_ms=round(seconds * 1000, 2),
             detail=evidence.detail,
             answerability=answerability_note(evidence.assessment),

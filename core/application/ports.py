@@ -50,6 +50,32 @@ class AnswerModel(Protocol):
         ...
 
 
+@dataclass(frozen=True, kw_only=True)
+class QuotedClaim:
+    """A claim that passed the guard and the span of its chunk it rests on."""
+
+    text: str
+    quote: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class VerificationRequest:
+    question: str
+    claims: Sequence[QuotedClaim]
+
+
+class Verifier(Protocol):
+    """A second opinion from the model (`SOURCED_VERIFIER=model`): does each quote state its claim, and do the
+    claims answer the question?"""
+
+    @property
+    def prompt_version(self) -> str: ...
+
+    def verify(self, request: VerificationRequest) -> str:
+        """The raw verdict text. Raise on failure; the orchestrator turns any error into a refusal."""
+        ...
+
+
 class Embedder(Protocol):
     """Text to unit-length vectors. Vectors are only comparable with vectors of the same `model_id`."""
 

@@ -31,12 +31,15 @@ class Statement:
     """It ends with a colon: what it announces follows in the next statements."""
     row_key: str | None = None
     """For a table row, its first cell: what the row is about ("Dublin", "Senior engineer")."""
+    quote: str = ""
+    """The statement as the chunk writes it, markup and all (a table row without its header): what a claim
+    resting on it quotes, found verbatim in the chunk by the guard."""
     addressed_to_assistants: bool = False
     """It belongs to a line that speaks to automated readers: a note someone planted, never the document's word."""
 
 
 def split_statements(chunk: RetrievedChunk) -> list[Statement]:
-    texts: list[tuple[str, str | None, bool]] = []
+    texts: list[tuple[str, str, str | None, bool]] = []
     header: list[str] | None = None
     for line in chunk.text.splitlines():
         stripped = line.strip()
@@ -48,16 +51,16 @@ def split_statements(chunk: RetrievedChunk) -> list[Statement]:
                 header = cells
                 continue
             row = clean("; ".join(f"{h}: {c}" for h, c in zip(header, cells, strict=False) if c))
-            texts.append((row, clean(cells[0]) if cells else None, addressed_to_assistants(stripped)))
+            texts.append((row, stripped, clean(cells[0]) if cells else None, addressed_to_assistants(stripped)))
             continue
         header = None
         if stripped.startswith("#") or not stripped:
             continue
         planted = addressed_to_assistants(stripped)
-        texts.extend((clean(part), None, planted) for part in _SENTENCE_END.split(stripped))
+        texts.extend((clean(part), part, None, planted) for part in _SENTENCE_END.split(stripped))
     kept = [item for item in texts if len(item[0]) >= MIN_LENGTH]
-    return [Statement(text=text, chunk=chunk, position=n, leads_in=text.endswith(":"), row_key=key,
-                      addressed_to_assistants=planted) for n, (text, key, planted) in enumerate(kept)]
+    return [Statement(text=text, chunk=chunk, position=n, leads_in=text.endswith(":"), row_key=key, quote=quote,
+                      addressed_to_assistants=planted) for n, (text, quote, key, planted) in enumerate(kept)]
 
 
 def statements_of(chunks: Sequence[RetrievedChunk]) -> list[Statement]:

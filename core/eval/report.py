@@ -109,11 +109,11 @@ class Bound:
     value: float
 
     @classmethod
-    def parse(cls, text: str) -> "Bound":
+    def parse(cls, text: str, keys: Sequence[str] = RATE_KEYS) -> "Bound":
         key, sep, raw = text.partition("=")
         key = key.strip()
-        if not sep or key not in RATE_KEYS:
-            raise ValueError(f"{text!r}: expected KEY=VALUE with KEY one of {', '.join(RATE_KEYS)}")
+        if not sep or key not in keys:
+            raise ValueError(f"{text!r}: expected KEY=VALUE with KEY one of {', '.join(keys)}")
         try:
             return cls(key=key, value=float(raw))
         except ValueError:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core.application.answerability import AnswerabilityModel
 from core.application.orchestrator import Question
+from core.application.ports import AnswerModel
 from core.application.routing import KnownGap
 from core.bootstrap import Sourced, bootstrap
 from core.config import Settings, SourcedConfig
@@ -47,15 +48,17 @@ class EvalSession:
 
 @contextmanager
 def eval_session(*, kb: Path, config: SourcedConfig, known_gaps: tuple[KnownGap, ...],
-                 progress: bool = False, answerability: AnswerabilityModel | None = None) -> Iterator[EvalSession]:
-    """`config` supplies roles, risk words and the default owner; `known_gaps` replaces its gaps;
-    `answerability` replaces the shipped model (a fit being measured). The database lives in a temporary
-    folder removed on exit."""
+                 progress: bool = False, model: AnswerModel | None = None,
+                 answerability: AnswerabilityModel | None = None) -> Iterator[EvalSession]:
+    """`config` supplies roles, risk words and the default owner; `known_gaps` replaces its gaps; `model`
+    replaces the one `SOURCED_MODEL` names; `answerability` replaces the shipped answerability fit (one being
+    measured). The database lives in a temporary folder removed on exit."""
     default_owner = (config.default_owner,) if config.default_owner else ()
     owners = tuple(gap.owner for gap in known_gaps) + default_owner
     with tempfile.TemporaryDirectory(prefix="sourced-eval-") as tmp:
         sourced = bootstrap(Settings(database_url=f"sqlite:///{tmp}/eval.db"), config=config,
-                            known_gaps=known_gaps, progress=progress, answerability=answerability)
+                            known_gaps=known_gaps, progress=progress, model=model,
+                            answerability=answerability)
         try:
             errors = tuple(f"{error.path}: {error.reason}" for error in sourced.ingestor.ingest(kb).errors)
             yield EvalSession(sourced=sourced, documents=knowledge_base_documents(kb), public_owners=owners,

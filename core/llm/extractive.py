@@ -40,7 +40,8 @@ class ExtractiveModel:
         return json.dumps({
             "found": True,
             "answer": " ".join(statement.text for statement in chosen),
-            "claims": [{"text": statement.text, "chunk_ids": [statement.chunk.chunk_id]} for statement in chosen],
+            "claims": [{"text": statement.text, "chunk_ids": [statement.chunk.chunk_id], "quote": statement.quote}
+                       for statement in chosen],
             "confidence": "high" if assessment.score >= (1 + assessment.threshold) / 2 else "medium",
             "refusal_reason": None,
         })

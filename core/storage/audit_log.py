@@ -1,17 +1,19 @@
 """The audit log in SQL: the `AuditSink` port, and reading records back for `sourced audit` and retention.
 
 An `AuditRecord` is stored column for column; its tuples of value objects become JSON lists of objects, so
-the table stays readable with plain SQL (`SELECT cited FROM audit_events WHERE ...`).
+the table stays readable with plain SQL (`SELECT cited FROM audit_events WHERE ...`). A claim's quote anchor
+(offsets in its chunk and the span's hash) is stored in that claim's entry of `claim_map`, so the citation log
+needs no new column.
 """
 
 import builtins
 from datetime import datetime
-from typing import cast
+from typing import Any, cast
 
 from sqlalchemy import Engine, delete, select
 from sqlalchemy.orm import Session
 
-from core.application.audit import AnswerabilityNote, AuditRecord, CitedId, ScoredId
+from core.application.audit import AnswerabilityNote, AuditRecord, CitedId, QuoteAnchor, ScoredId
 from core.domain import OutcomeKind, RiskLevel
 from core.storage.tables import AuditEventRow
 
@@ -58,7 +60,7 @@ def _to_row(record: AuditRecord) -> AuditEventRow:
         kind=record.kind,
         retrieved=[{"chunk_id": item.chunk_id, "score": item.score} for item in record.retrieved],
         cited=[{"chunk_id": item.chunk_id, "content_hash": item.content_hash} for item in record.cited],
-        claim_map=[{"claim": n, "chunk_ids": list(ids)} for n, ids in record.claim_map],
+        claim_map=_claim_entries(record),
         model=record.model,
         prompt_version=record.prompt_version,
         latency_ms=record.latency_ms,
@@ -85,6 +87,7 @@ def _from_row(row: AuditEventRow) -> AuditRecord:
         retrieved=tuple(ScoredId(chunk_id=i["chunk_id"], score=float(i["score"])) for i in row.retrieved),
         cited=tuple(CitedId(chunk_id=i["chunk_id"], content_hash=i["content_hash"]) for i in row.cited),
         claim_map=tuple((int(i["claim"]), tuple(i["chunk_ids"])) for i in row.claim_map),
+        quotes=tuple(_quote_anchor(int(i["claim"]), i["quote"]) for i in row.claim_map if i.get("quote")),
         model=row.model,
         prompt_version=row.prompt_version,
         latency_ms=row.latency_ms,
@@ -95,3 +98,21 @@ def _from_row(row: AuditEventRow) -> AuditRecord:
             strongest=tuple((str(i["feature"]), float(i["contribution"])) for i in row.answerability["strongest"]),
         ),
     )
+
+
+def _claim_entries(record: AuditRecord) -> list[dict[str, Any]]:
+    quotes = {anchor.claim: anchor for anchor in record.quotes}
+    entries: list[dict[str, Any]] = []
+    for n, ids in record.claim_map:
+        entry: dict[str, Any] = {"claim": n, "chunk_ids": list(ids)}
+        if n in quotes:
+            anchor = quotes[n]
+            entry["quote"] = {"chunk_id": anchor.chunk_id, "start": anchor.start, "end": anchor.end,
+                              "sha256": anchor.sha256, "given": anchor.given}
+        entries.append(entry)
+    return entries
+
+
+def _quote_anchor(claim: int, stored: dict[str, Any]) -> QuoteAnchor:
+    return QuoteAnchor(claim=claim, chunk_id=stored["chunk_id"], start=int(stored["start"]),
+                       end=int(stored["end"]), sha256=stored["sha256"], given=bool(stored["given"]))

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,10 +20,11 @@ from core.application.orchestrator import Evidence, Orchestrator, Question
 from core.application.ports import GenerationRequest
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import OwnerRouter
-from core.bootstrap import build_model
-from core.config import ConfigError, Settings
+from core.bootstrap import bootstrap, build_model, build_verifier
+from core.config import ConfigError, Settings, SourcedConfig
 from core.domain import Answered, Audience, Outcome, Principal, Refused
 from core.llm import openai_compat
+from core.llm.extractive import ExtractiveModel
 from core.llm.openai_compat import OpenAICompatModel
 from core.llm.safety import RemoteModelBlocked, is_loopback_url, remote_models_blocked
 from tests.unit.fakes import FakeIndex, FixedClock, MemoryAudit, RecordingMetrics, chunk
@@ -176,7 +178,7 @@ def test_a_grounded_response_is_an_answer_citing_exactly_the_cited_ids(serve: An
     assert [c.passage.chunk_id for c in outcome.citations] == ["refunds#return-window"]
     record = pipeline.audit.records[-1]
     assert (record.kind, record.model, record.prompt_version) == ("answered", "openai:scripted-model",
-                                                                  "answer-v1")
+                                                                  "answer-v2")
     assert len(server.seen) == 1
 
 
@@ -323,7 +325,7 @@ def test_without_a_key_no_key_from_another_tool_is_sent(serve: Any, monkeypatch:
 def test_build_model_wires_the_openai_adapter_from_settings() -> None:
     model = build_model(Settings(model="openai", model_base_url="http://127.0.0.1:1/v1", model_name="m",
                                  model_timeout_s=3))
-    assert isinstance(model, OpenAICompatModel) and model.prompt_version == "answer-v1"
+    assert isinstance(model, OpenAICompatModel) and model.prompt_version == "answer-v2"
 
 
 @pytest.mark.parametrize("missing", ["model_base_url", "model_name"])
@@ -370,3 +372,61 @@ def test_a_hosted_base_url_is_refused_before_any_request() -> None:
 )
 def test_only_loopback_addresses_count_as_local(url: str, loopback: bool) -> None:
     assert is_loopback_url(url) is loopback
+
+
+# -- the model verifier (SOURCED_VERIFIER=model) -----------------------------------------------------------------
+
+def verdict(quotes: str, answers: str) -> str:
+    return json.dumps({"quotes_state_claims": quotes, "answers_question": answers})
+
+
+def verified_ask(url: str) -> tuple[Outcome, Evidence, MemoryAudit]:
+    model = adapter(url)
+    audit = MemoryAudit()
+    orchestrator = Orchestrator(
+        index=FakeIndex([REFUNDS, SHIPPING]), model=model, audit=audit, risk=KeywordRiskClassifier(),
+        clock=FixedClock(), metrics=RecordingMetrics(), router=OwnerRouter(known_gaps=(), default_owner="#help-desk"),
+        verifier=model.verifier())
+    outcome, evidence = orchestrator.ask_with_evidence(Question(text=QUESTION, principal=STAFF,
+                                                                audience=Audience.only(STAFF)))
+    return outcome, evidence, audit
+
+
+def test_the_verifier_is_one_more_strict_json_request_to_the_same_endpoint(serve: Any) -> None:
+    server, url = serve(replies(Reply(content=envelope()), Reply(content=verdict("yes", "yes"))))
+    outcome, _, audit = verified_ask(url)
+    assert isinstance(outcome, Answered)
+    assert len(server.seen) == 2
+    check = server.seen[1].body
+    assert check["model"] == "scripted-model"
+    assert check["response_format"]["json_schema"]["name"] == "verdict"
+    user = check["messages"][1]["content"]
+    assert QUESTION in user and '<claim n="1">' in user
+    assert "<quote>Customers may return items within 30 days of delivery for a full refund.</quote>" in user
+    assert audit.records[-1].prompt_version == "answer-v2+verify-v1"
+
+
+@pytest.mark.parametrize(("second", "kind"), [
+    (Reply(content=verdict("no", "yes")), "unsupported_claim"),
+    (Reply(content=verdict("yes", "no")), "unsupported_claim"),
+    (Reply(content="Looks right to me."), "malformed_response"),
+    (Reply(status=500, error="boom"), "model_unavailable"),
+], ids=["quote-no", "question-no", "prose", "server-error"])
+def test_a_verifier_no_or_failure_over_http_is_a_refusal(serve: Any, second: Reply, kind: str) -> None:
+    _, url = serve(replies(Reply(content=envelope()), second))
+    outcome, evidence, _ = verified_ask(url)
+    assert refused_kind(outcome) == kind, evidence.detail
+
+
+def test_sourced_verifier_model_wires_the_llms_own_verifier_and_needs_an_llm(serve: Any, tmp_path: Path) -> None:
+    _, url = serve(replies(Reply(content=envelope()), Reply(content=verdict("no", "yes"))))
+    settings = Settings(database_url=f"sqlite:///{tmp_path}/v.db", model="openai", model_base_url=url,
+                        model_name="scripted-model", verifier="model", embedder="none")
+    sourced = bootstrap(settings, config=SourcedConfig(), progress=False)
+    try:
+        assert build_verifier(settings, sourced.model) is not None
+    finally:
+        sourced.engine.dispose()
+    with pytest.raises(ConfigError, match="SOURCED_VERIFIER=model needs an LLM"):
+        build_verifier(Settings(verifier="model"), ExtractiveModel())
+    assert build_verifier(Settings(), ExtractiveModel()) is None

@@ -1,13 +1,14 @@
 """The SQL audit log stores a decision record whole, reads it back equal, and forgets it on schedule."""
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 from sqlalchemy.exc import IntegrityError, StatementError
 
-from core.application.audit import AuditRecord, CitedId, ScoredId, question_preview, question_sha256
+from core.application.audit import AuditRecord, CitedId, QuoteAnchor, ScoredId, question_preview, question_sha256
 from core.storage import SqlAuditLog
 
 NOON = datetime(2026, 3, 14, 12, 0, tzinfo=UTC)
@@ -33,6 +34,8 @@ def record(correlation_id: str, *, at: datetime = NOON, **changes: object) -> Au
         prompt_version="p-3",
         latency_ms=12.5,
         detail=None,
+        quotes=(QuoteAnchor(claim=1, chunk_id="expenses#meals", start=0, end=42, sha256="cd" * 32, given=True),
+                QuoteAnchor(claim=2, chunk_id="expenses#hotels", start=7, end=60, sha256="ef" * 32, given=False)),
     )
     return replace(base, **changes)  # type: ignore[arg-type]  # test helper: changes are record fields
 
@@ -44,9 +47,19 @@ def test_a_written_record_reads_back_equal(engine: Engine) -> None:
     assert log.get("c-1") == written
 
 
+def test_each_claims_quote_anchor_is_kept_in_its_claim_map_entry(engine: Engine) -> None:
+    SqlAuditLog(engine).write(record("c-q"))
+    with engine.connect() as connection:
+        stored = connection.execute(text("SELECT claim_map FROM audit_events WHERE correlation_id = 'c-q'")).scalar()
+    entries = stored if isinstance(stored, list) else json.loads(stored)
+    assert entries[1] == {"claim": 2, "chunk_ids": ["expenses#meals", "expenses#hotels"],
+                          "quote": {"chunk_id": "expenses#hotels", "start": 7, "end": 60, "sha256": "ef" * 32,
+                                    "given": False}}
+
+
 def test_a_refusal_without_model_or_citations_round_trips(engine: Engine) -> None:
     log = SqlAuditLog(engine)
-    refusal = record("c-2", kind="not_permitted", risk=None, cited=(), claim_map=(), model=None,
+    refusal = record("c-2", kind="not_permitted", risk=None, cited=(), claim_map=(), quotes=(), model=None,
                      prompt_version=None, workspace_id=None, channel_id=None, detail="no usable chunk")
     log.write(refusal)
     assert log.get("c-2") == refusal

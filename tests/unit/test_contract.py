@@ -1,10 +1,12 @@
 """The domain's values and the application's pure checks, one behaviour per test."""
 
+import json
+
 import pytest
 
 from core.application.audit import question_preview
-from core.application.checks import content_overlap, unsupported_reason
-from core.application.envelope import EnvelopeClaim, MalformedEnvelope, parse_envelope
+from core.application.checks import Supported, Unsupported, claim_support, content_overlap
+from core.application.envelope import EnvelopeClaim, MalformedEnvelope, parse_envelope, parse_verdict
 from core.application.shape import invalid_reason
 from core.domain import (
     Answered,
@@ -66,17 +68,18 @@ def test_a_string_where_a_boolean_belongs_is_malformed_under_strict_parsing() ->
                        '"refusal_reason": null}')
 
 
-def test_a_claim_is_supported_only_when_its_numbers_and_names_stand_in_the_chunk() -> None:
-    cited = [chunk("A", "Trips between two Orbit clinics are paid at $0.70 per mile.", heading="Driving")
-             .chunk]
-    assert unsupported_reason(EnvelopeClaim(text="Trips between clinics are paid at $0.70 per mile.",
-                                            chunk_ids=["A"]), cited) is None
-    wrong_number = EnvelopeClaim(text="Trips between clinics are paid at $0.58 per mile.", chunk_ids=["A"])
-    assert "numbers" in (unsupported_reason(wrong_number, cited) or "")
-    wrong_name = EnvelopeClaim(text="Trips between clinics are paid by Acme at $0.70 per mile.", chunk_ids=["A"])
-    assert "names" in (unsupported_reason(wrong_name, cited) or "")
-    unrelated = EnvelopeClaim(text="Parking is validated at the garage desk.", chunk_ids=["A"])
-    assert "overlap" in (unsupported_reason(unrelated, cited) or "")
+def test_a_claim_is_supported_only_when_its_numbers_and_names_stand_in_its_sentence() -> None:
+    cited = [chunk("A", "Trips between two Orbit clinics are paid at $0.70 per mile.", heading="Driving").chunk]
+
+    def reason(text: str) -> str:
+        support = claim_support(EnvelopeClaim(text=text, chunk_ids=["A"]), cited)
+        return support.reason if isinstance(support, Unsupported) else ""
+
+    assert isinstance(claim_support(EnvelopeClaim(text="Trips between clinics are paid at $0.70 per mile.",
+                                                  chunk_ids=["A"]), cited), Supported)
+    assert "numbers" in reason("Trips between clinics are paid at $0.58 per mile.")
+    assert "names" in reason("Trips between clinics are paid by Acme at $0.70 per mile.")
+    assert "overlap" in reason("Parking is validated at the garage desk.")
 
 
 def test_content_overlap_counts_the_claims_words_found_in_the_evidence() -> None:
@@ -98,3 +101,23 @@ def test_a_question_is_invalid_when_empty_too_long_or_full_of_control_characters
     assert invalid_reason("a" * 1001) == "too_long"
     assert invalid_reason("refund\x07?") == "control_characters"
     assert invalid_reason("What is the refund window?\n") is None
+
+
+def test_a_claims_quote_is_optional_so_older_prompts_still_parse() -> None:
+    body = {"found": True, "answer": "30 days", "confidence": "high", "refusal_reason": None}
+    without = parse_envelope(json.dumps({**body, "claims": [{"text": "30 days", "chunk_ids": ["a"]}]}))
+    empty = parse_envelope(json.dumps({**body, "claims": [{"text": "30 days", "chunk_ids": ["a"], "quote": None}]}))
+    quoted = parse_envelope(json.dumps({**body, "claims": [{"text": "30 days", "chunk_ids": ["a"],
+                                                             "quote": "within 30 days"}]}))
+    assert without.claims[0].quote is None and empty.claims[0].quote is None
+    assert quoted.claims[0].quote == "within 30 days"
+    with pytest.raises(MalformedEnvelope):
+        parse_envelope(json.dumps({**body, "claims": [{"text": "30 days", "chunk_ids": ["a"], "quote": 30}]}))
+
+
+def test_a_verdict_is_two_yes_or_no_answers_and_nothing_else() -> None:
+    assert parse_verdict('{"quotes_state_claims": "yes", "answers_question": "no"}').answers_question == "no"
+    for raw in ('{"quotes_state_claims": "yes", "answers_question": "maybe"}',
+                '{"quotes_state_claims": "yes", "answers_question": "yes", "why": "x"}', "yes"):
+        with pytest.raises(MalformedEnvelope):
+            parse_verdict(raw)

@@ -1,5 +1,6 @@
 """The contract through the public orchestrator: every path ends in one audited outcome."""
 
+import hashlib
 import json
 from typing import Any
 
@@ -7,6 +8,7 @@ import pytest
 
 from core.application import refusals
 from core.application.orchestrator import Orchestrator, Question
+from core.application.ports import VerificationRequest
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
 from core.domain import Answered, Audience, Clarify, Principal, Refused
@@ -264,3 +266,94 @@ def test_an_answerable_question_reaches_the_model_with_the_assessment_it_may_reu
     assert request.assessment is not None and request.assessment.answerable
     assert request.assessment.best is not None
     assert request.assessment.best.statement.chunk.chunk_id == "CHK-001"
+
+
+def test_the_audit_records_where_each_claims_quote_stands_in_its_chunk_and_its_hash() -> None:
+    quote = "return items within 30 days of delivery"
+    harness = Harness(model=ScriptedModel(envelope(claims=[
+        {"text": "Customers may return items within 30 days of delivery.", "chunk_ids": ["CHK-001"],
+         "quote": quote}])))
+    assert isinstance(harness.ask(REFUND_QUESTION), Answered)
+    anchor = harness.audit.records[-1].quotes[0]
+    text = REFUNDS.chunk.text
+    assert (anchor.claim, anchor.chunk_id, anchor.given) == (1, "CHK-001", True)
+    assert text[anchor.start:anchor.end] == quote
+    assert anchor.sha256 == hashlib.sha256(quote.encode()).hexdigest()
+
+
+def test_a_claim_without_a_quote_is_audited_with_the_sentence_it_was_aligned_to() -> None:
+    harness = Harness()
+    assert isinstance(harness.ask(REFUND_QUESTION), Answered)
+    anchor = harness.audit.records[-1].quotes[0]
+    assert not anchor.given and (anchor.start, anchor.end) == (0, len(REFUNDS.chunk.text))
+
+
+def test_a_claim_cites_the_chunk_its_quote_stands_in_not_every_id_it_lists() -> None:
+    shipping = chunk("CHK-002", "Return labels are printed at the front desk for every refund.", doc_id="shipping",
+                     title="Shipping", heading="Shipping > Labels")
+    harness = Harness(chunks=[REFUNDS, shipping], model=ScriptedModel(envelope(claims=[
+        {"text": "Customers may return items within 30 days of delivery.", "chunk_ids": ["CHK-002", "CHK-001"],
+         "quote": "Customers may return items within 30 days of delivery"}])))
+    outcome = harness.ask("How many days do customers have to return items for a refund at the desk?")
+    assert isinstance(outcome, Answered)
+    assert [c.passage.chunk_id for c in outcome.citations] == ["CHK-001"]
+    assert harness.audit.records[-1].claim_map == ((1, ("CHK-002", "CHK-001")),)
+
+
+def test_a_quote_that_does_not_state_its_claim_is_refused_with_the_reason_in_the_audit() -> None:
+    harness = Harness(model=ScriptedModel(envelope(claims=[
+        {"text": "Customers may return items within 90 days of delivery.", "chunk_ids": ["CHK-001"],
+         "quote": "Customers may return items within 30 days of delivery"}])))
+    assert refused_kind(harness) == "unsupported_claim"
+    assert harness.audit.records[-1].detail == "claim 1: numbers not in the quote: ['90']"
+
+
+class ScriptedVerifier:
+    def __init__(self, verdict: str | Exception) -> None:
+        self._verdict = verdict
+        self.requests: list[VerificationRequest] = []
+
+    @property
+    def prompt_version(self) -> str:
+        return "verify-test"
+
+    def verify(self, request: VerificationRequest) -> str:
+        self.requests.append(request)
+        if isinstance(self._verdict, Exception):
+            raise self._verdict
+        return self._verdict
+
+
+def verified(verdict: str | Exception) -> tuple[Any, Harness, ScriptedVerifier]:
+    harness = Harness()
+    verifier = ScriptedVerifier(verdict)
+    harness.orchestrator = Orchestrator(
+        index=harness.index, model=harness.model, audit=harness.audit, risk=KeywordRiskClassifier(),
+        clock=FixedClock(), metrics=harness.metrics, router=OwnerRouter(known_gaps=(), default_owner="#help-desk"),
+        verifier=verifier)
+    return harness.ask(REFUND_QUESTION), harness, verifier
+
+
+def test_the_model_verifier_reads_each_claim_beside_its_quote_and_a_yes_lets_the_answer_through() -> None:
+    outcome, harness, verifier = verified('{"quotes_state_claims": "yes", "answers_question": "yes"}')
+    assert isinstance(outcome, Answered)
+    [request] = verifier.requests
+    assert request.question == REFUND_QUESTION
+    assert [(c.text, c.quote) for c in request.claims] == [
+        ("Customers may return items within 30 days of delivery.", REFUNDS.chunk.text)]
+    assert harness.audit.records[-1].prompt_version == "test-v0+verify-test"
+
+
+@pytest.mark.parametrize(("verdict", "kind", "detail"), [
+    ('{"quotes_state_claims": "no", "answers_question": "yes"}', "unsupported_claim",
+     "verifier: a quote does not state its claim"),
+    ('{"quotes_state_claims": "yes", "answers_question": "no"}', "unsupported_claim",
+     "verifier: the claims do not answer the question"),
+    ('{"quotes_state_claims": "yes"}', "malformed_response", "verifier: schema violation in answers_question"),
+    (TimeoutError("slow"), "model_unavailable", "verifier failed: TimeoutError"),
+], ids=["quote-no", "question-no", "malformed", "failing"])
+def test_a_verifier_no_or_a_verdict_it_cannot_give_refuses(verdict: str | Exception, kind: str,
+                                                           detail: str) -> None:
+    outcome, harness, _ = verified(verdict)
+    assert isinstance(outcome, Refused) and outcome.kind == kind
+    assert harness.audit.records[-1].detail == detail

@@ -6,11 +6,12 @@ from collections.abc import Sequence
 import pytest
 
 from core.application.answerability import shipped_model
-from core.application.checks import citation_tier, unsupported_reason
+from core.application.checks import Supported, Unsupported, claim_support
 from core.application.envelope import EnvelopeClaim
 from core.application.orchestrator import Orchestrator, Question
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import OwnerRouter
+from core.application.statements import split_statements
 from core.domain import Audience, Passage, Principal, Refused, RetrievedChunk
 from tests.unit import fakes
 
@@ -41,6 +42,30 @@ class ScriptedEmbedder:
         return out
 
 
+class AtCosine(ScriptedEmbedder):
+    """Every text after the first lies at the given cosine from the first."""
+
+    def __init__(self, cosine: float) -> None:
+        super().__init__({})
+        self._cosine = cosine
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        other = [self._cosine, (1 - self._cosine**2) ** 0.5] + [0.0] * 6
+        return [[1.0] + [0.0] * 7] + [other for _ in texts[1:]]
+
+
+def unsupported_reason(claim: EnvelopeClaim, cited: Sequence[RetrievedChunk],
+                       embedder: ScriptedEmbedder | None = None) -> str | None:
+    support = claim_support(claim, cited, embedder=embedder)
+    return support.reason if isinstance(support, Unsupported) else None
+
+
+def tier(claim_text: str, cited: RetrievedChunk, embedder: ScriptedEmbedder) -> str:
+    support = claim_support(EnvelopeClaim(text=claim_text, chunk_ids=[cited.chunk_id]), [cited], embedder=embedder)
+    assert isinstance(support, Supported), support
+    return support.tier
+
+
 def chunk(text: str, heading: str = "Returns Policy > Return window", score: float = 0.5) -> RetrievedChunk:
     passage = Passage(chunk_id="returns#1", doc_id="returns", title="Returns Policy", heading=heading, text=text)
     return RetrievedChunk(passage=passage, score=score, content_hash="h")
@@ -52,7 +77,7 @@ POLICY = chunk("Returns are accepted within 30 days of delivery. Shipping labels
 def test_a_claim_with_the_right_number_about_another_subject_is_unsupported() -> None:
     cited = [chunk("The security deposit is 5% of the rent.", heading="Leases > Deposit")]
     claim = EnvelopeClaim(text="The late fee is 5% of the rent.", chunk_ids=["returns#1"])
-    assert unsupported_reason(claim, cited, embedder=ScriptedEmbedder({})) is not None
+    assert unsupported_reason(claim, cited, ScriptedEmbedder({"late fee": 1, "security deposit": 2})) is not None
 
 
 def test_a_claim_below_the_semantic_floor_is_unsupported_even_when_the_words_match() -> None:
@@ -60,16 +85,15 @@ def test_a_claim_below_the_semantic_floor_is_unsupported_even_when_the_words_mat
     claim = EnvelopeClaim(text="Returns accepted within 30 days of delivery", chunk_ids=["returns#1"])
     assert unsupported_reason(claim, cited) is None
     contrary = ScriptedEmbedder({"returns accepted within": 3, "returns are accepted": 4})
-    reason = unsupported_reason(claim, cited, embedder=contrary)
+    reason = unsupported_reason(claim, cited, contrary)
     assert reason is not None and "semantic support" in reason
 
 
 def test_citation_tiers_direct_and_synthesis() -> None:
     cited = chunk("Returns are accepted within 30 days of delivery.")
     same = ScriptedEmbedder({"30 days": 0})
-    assert citation_tier("Returns are accepted within 30 days of delivery.", cited, embedder=same) == "direct"
-    assert citation_tier("You may hand items in up to 30 days after they arrive.", cited,
-                         embedder=ScriptedEmbedder({"hand items": 1, "accepted": 2})) == "synthesis"
+    assert tier("Returns are accepted within 30 days of delivery.", cited, same) == "direct"
+    assert tier("Returns are taken back within 30 days of their delivery.", cited, AtCosine(0.8)) == "synthesis"
 
 
 def test_an_embedder_failing_during_the_claim_check_is_a_refusal_not_a_traceback() -> None:
@@ -96,8 +120,8 @@ def test_a_quoted_claim_is_supported_without_embedding_anything() -> None:
     embedder = ScriptedEmbedder({})
     claim = EnvelopeClaim(text="Returns are accepted within 30 days of delivery.", chunk_ids=["returns#1"])
 
-    assert unsupported_reason(claim, [POLICY], embedder=embedder) is None
-    assert citation_tier(claim.text, POLICY, embedder=embedder) == "direct"
+    assert unsupported_reason(claim, [POLICY], embedder) is None
+    assert tier(claim.text, POLICY, embedder) == "direct"
     assert embedder.calls == 0
 
 
@@ -118,3 +142,16 @@ def test_an_embedder_failing_during_the_assessment_decides_on_words_alone(caplog
     assert evidence.assessment is not None
     assert evidence.assessment.model_version == shipped_model(semantic=False).version
     assert "deciding answerability on words alone" in caplog.text
+
+
+def test_a_statement_quotes_the_chunk_verbatim_markup_and_table_rows_included() -> None:
+    rates = chunk("Mileage is paid at **$0.70** per mile.\n\n| Vehicle | Rate per mile |\n|---|---|\n"
+                  "| Van | $0.90 |\n| Bicycle | $0.25 |", heading="Travel > Mileage")
+    quotes = {statement.text: statement.quote for statement in split_statements(rates)}
+
+    assert quotes["Mileage is paid at $0.70 per mile."] == "Mileage is paid at **$0.70** per mile."
+    assert quotes["Vehicle: Bicycle; Rate per mile: $0.25"] == "| Bicycle | $0.25 |"
+    for text, quote in quotes.items():
+        assert quote in rates.text
+        claim = EnvelopeClaim(text=text, chunk_ids=["returns#1"], quote=quote)
+        assert isinstance(claim_support(claim, [rates]), Supported)

@@ -3,9 +3,12 @@
 A template's version is the model's `prompt_version`, so the audit record names the exact wording a decision
 was made under. Change a wording by adding a new file, never by editing a released one.
 
-A file holds the system message, a line `=== user ===`, then the user message with `$sources` and `$question`.
-Sources are presented as `<source id="...">` elements, so a model copies ids by name and has no list position
-it could cite instead.
+A file holds the system message, a line `=== user ===`, then the user message. An answer template has
+`$sources` and `$question`; a verification template (`verify-*`) has `$claims` and `$question`. Retrieved text
+is untrusted: it is fenced inside `<documents>` (or `<claims>`) with a statement that instructions inside are
+content, and it cannot close or open an element of its own (`<source`, `<question`, ... are escaped), so a
+document can neither pose as another source nor step outside the fence. Sources are presented as
+`<source id="...">` elements, so a model copies ids by name and has no list position it could cite instead.
 """
 
 import re
@@ -16,11 +19,13 @@ from importlib.resources import files
 from string import Template
 from typing import Final
 
+from core.application.ports import QuotedClaim
 from core.domain import RetrievedChunk
 
-DEFAULT_VERSION: Final = "answer-v1"
+DEFAULT_VERSION: Final = "answer-v2"
+VERIFY_VERSION: Final = "verify-v1"
 USER_SEPARATOR: Final = "=== user ==="
-_SOURCE_TAG: Final = re.compile(r"<(/?source\b)", re.IGNORECASE)
+_OWN_TAGS: Final = re.compile(r"<(/?(?:source|documents|question|claims?|text|quote)\b)", re.IGNORECASE)
 
 
 class PromptError(ValueError):
@@ -41,22 +46,34 @@ class PromptTemplate:
 
     def render(self, question: str, chunks: Sequence[RetrievedChunk]) -> Prompt:
         sources = "\n".join(render_source(chunk) for chunk in chunks)
-        return Prompt(system=self.system, user=self.user.substitute(sources=sources, question=question))
+        return Prompt(system=self.system, user=self.user.substitute(sources=sources, question=fenced(question)))
+
+    def render_claims(self, question: str, claims: Sequence[QuotedClaim]) -> Prompt:
+        rendered = "\n".join(f'<claim n="{n}">\n<text>{fenced(claim.text)}</text>\n<quote>{fenced(claim.quote)}'
+                             f"</quote>\n</claim>" for n, claim in enumerate(claims, start=1))
+        return Prompt(system=self.system, user=self.user.substitute(claims=rendered, question=fenced(question)))
+
+
+def fenced(text: str) -> str:
+    """Untrusted text that cannot open or close one of the prompt's own elements."""
+    return _OWN_TAGS.sub(r"&lt;\1", text)
 
 
 def render_source(chunk: RetrievedChunk) -> str:
     """One source element. The id is shown verbatim because the model must copy it exactly; the text cannot
     close or open a source element, so a document cannot pose as another source."""
     section = escape(chunk.passage.heading, quote=True)
-    text = _SOURCE_TAG.sub(r"&lt;\1", chunk.text.strip())
-    return f'<source id="{chunk.chunk_id}" section="{section}">\n{text}\n</source>'
+    return f'<source id="{chunk.chunk_id}" section="{section}">\n{fenced(chunk.text.strip())}\n</source>'
 
 
 def load_prompt(version: str = DEFAULT_VERSION) -> PromptTemplate:
+    """An answer template (`$sources`, `$question`), or with a `verify-` version a verification template
+    (`$claims`, `$question`)."""
     resource = files(__name__).joinpath(f"{version}.txt")
     if not resource.is_file():
         raise PromptError(f"no prompt template {version!r}")
     system, separator, user = resource.read_text(encoding="utf-8").partition(f"\n{USER_SEPARATOR}\n")
-    if not separator or "$sources" not in user or "$question" not in user:
-        raise PromptError(f"prompt template {version!r} needs {USER_SEPARATOR!r}, $sources and $question")
+    needed = ("$claims", "$question") if version.startswith("verify-") else ("$sources", "$question")
+    if not separator or not all(placeholder in user for placeholder in needed):
+        raise PromptError(f"prompt template {version!r} needs {USER_SEPARATOR!r}, {' and '.join(needed)}")
     return PromptTemplate(version=version, system=system.strip(), user=Template(user.strip()))

@@ -1,0 +1,187 @@
+"""What a sentence asserts, as the guard compares it: quantities with their units, polarity, direction of
+comparison, modality, and which words each value is stated with.
+
+A claim can use every word of its quote and still say the opposite ("is not reimbursed"), bound the other way
+("at least" for "at most"), weaken or harden it ("may" for "must"), or give one subject's value to another.
+These functions read those features from plain text; `checks` compares claim and quote with them.
+"""
+
+import re
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from core.text import content_stems
+
+Direction = Literal["less", "more", "before", "after"]
+Modality = Literal["obligation", "recommendation", "permission"]
+
+_SPELLED: Final = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
+}
+_UNITS: Final = (
+    ("business day", r"business|working"), ("day", r"calendar\s+days?|days?"), ("hour", r"hours?|hrs?"),
+    ("minute", r"minutes?|mins?"), ("week", r"weeks?"), ("month", r"months?"), ("year", r"years?"),
+    ("night", r"nights?"), ("percent", r"%|percent|per\s*cent"), ("mile", r"miles?"),
+    ("km", r"km|kilomet(?:re|er)s?"), ("second", r"seconds?|secs?"),
+)
+_UNIT_AFTER: Final = re.compile(r"\s*(?:-\s*)?(" + "|".join(f"(?P<u{i}>{p})" for i, (_, p) in enumerate(_UNITS))
+                                + r")\b(?:\s+days?)?", re.IGNORECASE)
+_CURRENCY: Final = {"$": "usd", "us$": "usd", "usd": "usd", "€": "eur", "eur": "eur", "£": "gbp", "gbp": "gbp"}
+_QUANTITY: Final = re.compile(
+    r"(?P<currency>US\$|\$|€|£|USD\s?|EUR\s?|GBP\s?)?(?<![A-Za-z\d.])(?P<digits>\d[\d,]*(?:\.\d+)?)"
+    r"|\b(?P<word>" + "|".join(_SPELLED) + r")\b", re.IGNORECASE)
+
+_DIRECTIONS: Final[tuple[tuple[Direction, str], ...]] = (
+    ("less", r"no more than|not more than|no longer than|not (?:to )?exceed|at most|up to|a maximum of|"
+             r"maximum of|maximum|max|less than|fewer than|under|below|within|or less|or fewer|lower than|"
+             r"shorter than|capped at|cap of|limited to"),
+    ("more", r"no less than|not less than|no fewer than|no shorter than|at least|a minimum of|minimum of|"
+             r"minimum|more than|over|above|exceeds?|exceeding|greater than|or more|higher than|longer than|"
+             r"beyond"),
+    ("before", r"no later than|before|prior to|ahead of|in advance|earlier than"),
+    ("after", r"no earlier than|after|following|later than"),
+)
+_OPPOSITE: Final[dict[Direction, Direction]] = {"less": "more", "more": "less", "before": "after",
+                                               "after": "before"}
+_COMPARISON: Final = re.compile(r"\b(?:" + "|".join(f"(?P<{d}>{p})" for d, p in _DIRECTIONS) + r")\b",
+                                re.IGNORECASE)
+_MONEY: Final = r"(?:US\$|\$|€|£|USD\s?|EUR\s?|GBP\s?)?"
+_RANGE: Final = re.compile(rf"{_MONEY}(?P<low>\d[\d,]*(?:\.\d+)?)\s*(?:to|-|\u2013|and)\s*{_MONEY}"
+                           r"(?P<high>\d[\d,]*(?:\.\d+)?)")
+_NEGATION: Final = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without|except|"
+                              r"unless)\b|n't\b", re.IGNORECASE)
+_MODALITIES: Final[tuple[tuple[Modality, str], ...]] = (
+    ("obligation", r"must|shall|required|requires?|ha(?:ve|s) to|needs? to|mandatory|obliged|obligatory|"
+                   r"compulsory"),
+    ("recommendation", r"should|recommended|encouraged|ought"),
+    ("permission", r"may(?!\s+\d)|can|could|allowed|permitted|optional|eligible|entitled"),
+)
+_MODALITY: Final = re.compile(r"\b(?:" + "|".join(f"(?P<{m}>{p})" for m, p in _MODALITIES) + r")\b",
+                              re.IGNORECASE)
+_CLAUSE_BREAK: Final = re.compile(r"[;()\[\]\n]|(?<!\d):|:(?!\d)|,\s*(?=(?:and|or|but|while|whereas|although|though|so|"
+                                  r"which|who)\b)|"
+                                  r"\b(?:but|whereas|while|although|though)\b|(?<=[.!?])\s+")
+_VALUE_BREAK: Final = re.compile(r"[;()\[\]\n]|(?<!\d)[:,]|[:,](?!\d)|\b(?:and|or|but|while|whereas)\b|(?<=[.!?])\s+",
+                                re.IGNORECASE)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Quantity:
+    value: str
+    unit: str | None
+    at: int = 0
+    """Where the number starts in the text."""
+
+
+def quantities(text: str) -> list[Quantity]:
+    """Every number of the text with its unit, when one follows (or a currency precedes): "$1,200" is
+    (1200, usd), "five business days" (5, business day), "8 hours" (8, hour). A spelled number counts only
+    with a unit after it: "one of the clinics" states no quantity."""
+    found = []
+    for match in _QUANTITY.finditer(text):
+        unit = _unit_after(text, match.end())
+        if match.group("word"):
+            if unit is None:
+                continue
+            value = str(_SPELLED[match.group("word").lower()])
+        else:
+            value = _normal_number(match.group("digits"))
+        currency = match.group("currency")
+        found.append(Quantity(value=value, unit=_CURRENCY[currency.strip().lower()] if currency else unit,
+                              at=match.start()))
+    return found
+
+
+def _unit_after(text: str, at: int) -> str | None:
+    match = _UNIT_AFTER.match(text, at)
+    if not match:
+        return None
+    return next(name for i, (name, _) in enumerate(_UNITS) if match.group(f"u{i}"))
+
+
+def _normal_number(raw: str) -> str:
+    """`1,200.00` and `1200` are the same number."""
+    whole, _, fraction = raw.replace(",", "").partition(".")
+    whole = whole.lstrip("0") or "0"
+    fraction = fraction.rstrip("0")
+    return f"{whole}.{fraction}" if fraction else whole
+
+
+def clauses(text: str) -> list[str]:
+    """Sentences cut where a contrast or a new clause begins: the unit a negation or a bound applies to."""
+    return [part.strip() for part in _CLAUSE_BREAK.split(text) if part and part.strip()]
+
+
+def value_segments(text: str) -> list[str]:
+    """Phrases cut at every list separator: "8 hours for test A and 32 hours for test B" is two segments, so
+    each value stays with the words it is stated with."""
+    return [part.strip() for part in _VALUE_BREAK.split(text) if part and part.strip()]
+
+
+def negations(text: str) -> int:
+    """How many times the text denies something. Bounds written with a negation ("no more than") are
+    comparisons, not denials."""
+    return len(_NEGATION.findall(_COMPARISON.sub(" ", text)))
+
+
+def bounds(text: str) -> set[tuple[str, Direction]]:
+    """Directions tied to the value right after them: "under $5,000" is (5000, less); a range "5,000 to
+    49,999" bounds its first value from below and its last from above."""
+    found: set[tuple[str, Direction]] = set()
+    for match in _COMPARISON.finditer(text):
+        value = _QUANTITY.match(text, len(text) - len(text[match.end():].lstrip()))
+        if value and value.group("digits"):
+            found.update((_normal_number(value.group("digits")), d) for d in _OPPOSITE if match.group(d))
+    for match in _RANGE.finditer(text):
+        found.add((_normal_number(match.group("low")), "more"))
+        found.add((_normal_number(match.group("high")), "less"))
+    return found
+
+
+def directions(text: str) -> set[Direction]:
+    found: set[Direction] = set()
+    for match in _COMPARISON.finditer(text):
+        found.update(d for d in _OPPOSITE if match.group(d))
+    return found
+
+
+def opposite(direction: Direction) -> Direction:
+    return _OPPOSITE[direction]
+
+
+def modalities(text: str) -> set[Modality]:
+    found: set[Modality] = set()
+    for match in _MODALITY.finditer(_COMPARISON.sub(" ", text)):
+        found.update(m for m, _ in _MODALITIES if match.group(m))
+    return found
+
+
+def lead_words(text: str, value: str) -> set[str]:
+    """Who or what the value is said of: the content words before it in its phrase, with those of the
+    number-free phrases just before ("For physicians, the allowance is $3,000"). A phrase that opens with
+    its value gives its own words and those of the number-free phrases after it ("6 occurrences: written
+    warning")."""
+    segments = value_segments(text)
+    before: set[str] = set()
+    for index, segment in enumerate(segments):
+        stated = [q for q in quantities(segment) if q.value == value]
+        if stated:
+            lead = before | set(content_stems(subject_words(segment[:stated[0].at])))
+            if lead:
+                return lead
+            following = [segment]
+            for later in segments[index + 1:]:
+                if quantities(later):
+                    break
+                following.append(later)
+            return set(content_stems(subject_words(" ".join(following))))
+        before = set() if quantities(segment) else before | set(content_stems(segment))
+    return set()
+
+
+def subject_words(text: str) -> str:
+    """The text without its numbers, bounds and modal verbs: what is left says whose value it is."""
+    return _MODALITY.sub(" ", _COMPARISON.sub(" ", _QUANTITY.sub(" ", text)))

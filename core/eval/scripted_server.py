@@ -1,0 +1,68 @@
+"""An OpenAI-compatible chat-completions server on loopback whose replies a function writes.
+
+The fabrication benchmark puts it behind the real OpenAI-compatible adapter, so a scripted answer travels the
+way a model's does: rendered prompt out, HTTP, the client, the strict parser and the guard back. It listens on
+127.0.0.1 only, on a port the system picks, in a daemon thread of this process.
+"""
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
+
+Respond = Callable[[list[dict[str, Any]]], str]
+"""The chat messages of one request to the content of the reply."""
+
+
+class ScriptedServer:
+    def __init__(self, respond: Respond) -> None:
+        self.respond = respond
+        self.requests = 0
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-model", daemon=True)
+        self._thread.start()
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # the name http.server dispatches to
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests += 1
+                content = server.respond(body.get("messages", []))
+                payload = json.dumps({
+                    "id": f"scripted-{server.requests}", "object": "chat.completion", "created": 0,
+                    "model": body.get("model", "scripted"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                }).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, format: str, *args: Any) -> None:  # http.server's signature
+                """Quiet: one line per request would drown the benchmark's own output."""
+
+        return Handler

@@ -43,11 +43,16 @@ from core.storage.postgres import VECTOR_TABLE, audience_classes, vector_literal
 
 log = logging.getLogger(__name__)
 
-RANK_WEIGHTS: Final = "{0.1, 0.2, 0.4, 1.0}"
-"""`ts_rank`'s weights of the D, C, B and A labels: text (B) counts 0.4 of a heading word (A), PostgreSQL's
-default."""
-LEXICAL_SCALE: Final = 2.0
-"""`ts_rank` times this, capped at 1, is the lexical score (see `lexical_score`)."""
+RANK_WEIGHTS: Final = "{0.1, 0.2, 0.4, 0.5}"
+"""`ts_rank`'s weights of the D, C, B and A labels: a word of the text (B) 0.4, of the heading path (A) 0.5. On
+SQLite the heading is indexed as text; PostgreSQL's default A = 1.0 made a heading word outrank everything (top
+section the same as SQLite's for 54% of the questions of dev and dev2, 68% at 0.5; `benchmarks/pg_calibration.py`)."""
+RANK_NORMALIZATION: Final = 0
+"""No length normalisation: the rank is the share of the query's terms the chunk has, weighted by where and how
+often. Dividing by 1 + log(length) (1) ranked no closer to SQLite's BM25 on dev and dev2."""
+LEXICAL_SCALE: Final = 1.3
+"""`ts_rank` times this, capped at 1, is the lexical score: fitted so that the most questions of dev and dev2 fall
+on the same side of every floor as with SQLite's BM25 (92% of question-floor pairs; `benchmarks/pg_calibration.py`)."""
 EF_SEARCH: Final = 64
 """HNSW candidates kept while walking the graph: above the fusion's 30, with room for recall."""
 
@@ -164,7 +169,7 @@ class PostgresIndex:
         statement = text(f"""
             WITH query AS ({_QUERY}),
             ranked AS (
-                SELECT c.chunk_id, ts_rank('{RANK_WEIGHTS}', c.search_vector, query.q) AS rank
+                SELECT c.chunk_id, ts_rank('{RANK_WEIGHTS}', c.search_vector, query.q, {RANK_NORMALIZATION}) AS rank
                 FROM chunks AS c, query
                 WHERE c.search_vector @@ query.q{where}
                 ORDER BY rank DESC, c.chunk_id

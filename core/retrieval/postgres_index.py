@@ -28,6 +28,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Final
 
 from sqlalchemy import JSON, Connection, Date, Engine, Row, text
@@ -39,7 +40,7 @@ from core.domain import Audience, Passage, RetrievedChunk, is_visible
 from core.retrieval.embeddings import as_matrix
 from core.retrieval.hybrid import CANDIDATES, EMBEDDING_THREADS, cosine_score, fuse
 from core.retrieval.index import IndexUnavailable
-from core.storage.postgres import VECTOR_TABLE, audience_classes, vector_literal
+from core.storage.postgres import TERM_TABLE, VECTOR_TABLE, audience_classes, vector_literal
 
 log = logging.getLogger(__name__)
 
@@ -53,14 +54,14 @@ often. Dividing by 1 + log(length) (1) ranked no closer to SQLite's BM25 on dev 
 LEXICAL_SCALE: Final = 1.3
 """`ts_rank` times this, capped at 1, is the lexical score: fitted so that the most questions of dev and dev2 fall
 on the same side of every floor as with SQLite's BM25 (92% of question-floor pairs; `benchmarks/pg_calibration.py`)."""
+RANKING_BUDGET: Final = 1000
+"""Chunks ranked per question at most, but for the rare case below (see `PostgresIndex._candidates_for`)."""
 EF_SEARCH: Final = 64
 """HNSW candidates kept while walking the graph: above the fusion's 30, with room for recall."""
 
-_QUERY: Final = """
-SELECT (SELECT string_agg(quote_literal(lexeme), ' | ')
-        FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig, :words))) AS lexeme)::tsquery AS q"""
-"""The question's content words stemmed by the same configuration as the chunks, OR-ed; quoted lexemes, so no
-word is read as an operator. NULL (matching nothing) when no word survives."""
+_TERMS: Final = text(
+    "SELECT lexeme FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig, :words))) AS lexeme")
+"""The question's content words stemmed by the same configuration as the chunks, each once."""
 _PASSAGE_COLUMNS: Final = ("c.chunk_id, c.heading, c.text, c.content_hash, "
                            "d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes")
 _PASSAGE_TYPES: Final[dict[str, TypeEngine[Any]]] = {"updated": Date(), "supersedes": JSON()}
@@ -71,30 +72,66 @@ def lexical_score(rank: float) -> float:
     return min(1.0, max(0.0, rank * LEXICAL_SCALE))
 
 
+def any_of(terms: Sequence[str]) -> str:
+    """A tsquery matching chunks with any of the lexemes: each quoted, so none is read as an operator."""
+    return " | ".join(_quoted(term) for term in terms)
+
+
+def all_of(terms: Sequence[str]) -> str:
+    return " & ".join(_quoted(term) for term in terms)
+
+
+def _quoted(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
 def search_words(question: str) -> str:
     """The question's content words, for PostgreSQL to stem: the stopwords of `core.text` removed, as on SQLite
     (its list is longer than PostgreSQL's, with words such as 'need' and 'tell')."""
     return " ".join(word for word in analysis.words(question) if word and word not in analysis.STOPWORDS)
 
 
-def visible_clause(role_sets: Sequence[frozenset[str]] | None, alias: str) -> tuple[str, dict[str, Any]]:
-    """SQL keeping the rows whose document every party may see (a role of the party is among its roles)."""
-    if role_sets is None:
-        return "", {}
-    clauses = [f"EXISTS (SELECT 1 FROM document_roles AS r WHERE r.doc_id = {alias}.doc_id "
-               f"AND r.role = ANY(:party_{n}))" for n in range(len(role_sets))]
-    return " AND " + " AND ".join(clauses), {f"party_{n}": sorted(roles) for n, roles in enumerate(role_sets)}
+@dataclass(frozen=True, kw_only=True)
+class Scope:
+    """Who may see what: the audience classes a search may use (`keys`, for filtering many rows at one comparison
+    each), and the parties' roles (`role_sets`, checked against the documents' roles for the few rows returned).
+    Unscoped (the audit's probe): both None."""
+
+    keys: tuple[str, ...] | None = None
+    role_sets: tuple[frozenset[str], ...] | None = None
+
+    @classmethod
+    def of(cls, connection: Connection, audience: Audience) -> "Scope":
+        keys = tuple(key for key, roles in audience_classes(connection) if is_visible(roles, audience))
+        return cls(keys=keys, role_sets=audience.role_sets())
+
+    def classes(self, alias: str) -> tuple[str, dict[str, Any]]:
+        """SQL keeping the rows of the visible audience classes."""
+        if self.keys is None:
+            return "", {}
+        return f" AND {alias}.audience_key = ANY(:keys)", {"keys": list(self.keys)}
+
+    def roles(self, alias: str) -> tuple[str, dict[str, Any]]:
+        """SQL keeping the rows whose document every party may see (a role of the party is among its roles)."""
+        if self.role_sets is None:
+            return "", {}
+        clauses = [f"EXISTS (SELECT 1 FROM document_roles AS r WHERE r.doc_id = {alias}.doc_id "
+                   f"AND r.role = ANY(:party_{n}))" for n in range(len(self.role_sets))]
+        return (" AND " + " AND ".join(clauses),
+                {f"party_{n}": sorted(roles) for n, roles in enumerate(self.role_sets)})
 
 
 class PostgresIndex:
     """The `Index` port on PostgreSQL: full text alone, or fused with pgvector when there is an embedder."""
 
-    def __init__(self, engine: Engine, embedder: Embedder | None = None, *, candidates: int = CANDIDATES) -> None:
+    def __init__(self, engine: Engine, embedder: Embedder | None = None, *, candidates: int = CANDIDATES,
+                 budget: int = RANKING_BUDGET) -> None:
         if engine.dialect.name != "postgresql":
             raise IndexUnavailable(f"the PostgreSQL index needs PostgreSQL; this database is {engine.dialect.name!r}")
         self._engine = engine
         self._embedder = embedder
         self._candidates = candidates
+        self._budget = budget
         self._embedding_pool = (ThreadPoolExecutor(max_workers=EMBEDDING_THREADS, thread_name_prefix="embed-question")
                                 if embedder is not None else None)
 
@@ -106,15 +143,16 @@ class PostgresIndex:
         wanted = max(limit, self._candidates) if self._embedder is not None else limit
         embedding = self._embed(query)
         with snapshot(self._engine) as connection:
-            lexical = self._lexical(connection, words, audience.role_sets(), wanted)
+            scope = Scope.of(connection, audience)
+            lexical = self._lexical(connection, words, scope, wanted)
             query_vector = embedding.result() if embedding is not None else None
             if query_vector is None:
                 return lexical[:limit]
-            nearest = self._nearest(connection, query_vector, audience, wanted)
+            nearest = self._nearest(connection, query_vector, scope, wanted)
             order = fuse(lexical, nearest, limit)
             known = {chunk.chunk_id: chunk for chunk in lexical}
             missing = [chunk_id for chunk_id, _ in order if chunk_id not in known]
-            known.update(self._passages(connection, missing, audience.role_sets()))
+            known.update(self._passages(connection, missing, scope))
         return [_with_score(known[chunk_id], score) for chunk_id, score in order if chunk_id in known]
 
     def best_unscoped_score(self, query: str) -> float:
@@ -124,20 +162,16 @@ class PostgresIndex:
             return 0.0
         embedding = self._embed(query)
         with snapshot(self._engine) as connection:
-            lexical = self._lexical(connection, words, None, 1)
+            lexical = self._lexical(connection, words, Scope(), 1)
             query_vector = embedding.result() if embedding is not None else None
-            nearest = [] if query_vector is None else self._nearest(connection, query_vector, None, 1)
+            nearest = [] if query_vector is None else self._nearest(connection, query_vector, Scope(), 1)
         return max([chunk.score for chunk in lexical] + [cosine_score(cosine) for _, cosine in nearest] + [0.0])
 
     def passage(self, chunk_id: str, *, audience: Audience) -> Passage | None:
         """A cited chunk shown on demand: None unless it exists and every party may see its document."""
-        where, parameters = visible_clause(audience.role_sets(), "c")
         with self._engine.connect() as connection:
-            row = connection.execute(
-                text(f"SELECT {_PASSAGE_COLUMNS} FROM chunks AS c JOIN documents AS d ON d.doc_id = c.doc_id "
-                     f"WHERE c.chunk_id = :chunk_id{where}").columns(**_PASSAGE_TYPES),
-                {"chunk_id": chunk_id, **parameters}).first()
-        return None if row is None else _retrieved(row, 0.0).passage
+            found = self._passages(connection, [chunk_id], Scope(role_sets=audience.role_sets()))
+        return found[chunk_id].passage if chunk_id in found else None
 
     def chunk_count(self) -> int:
         with self._engine.connect() as connection:
@@ -163,55 +197,125 @@ class PostgresIndex:
             log.warning("embedder failed, answering from full text alone: %s", type(error).__name__)
             return None
 
-    def _lexical(self, connection: Connection, words: str, role_sets: Sequence[frozenset[str]] | None,
-                 limit: int) -> list[RetrievedChunk]:
-        where, parameters = visible_clause(role_sets, "c")
+    def _lexical(self, connection: Connection, words: str, scope: Scope, limit: int) -> list[RetrievedChunk]:
+        """The top `limit` chunks by `ts_rank` over the whole question, among the candidates `_candidates_for`
+        picks; the few returned are checked against their documents' roles as well."""
+        terms = tuple(connection.execute(_TERMS, {"words": words}).scalars())
+        if not terms:
+            return []
+        connection.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))  # each term planned as itself
+        selections = self._candidates_for(connection, terms, scope, limit)
+        classes, class_parameters = scope.classes("c")
+        roles, role_parameters = scope.roles("c")
+        candidates = " UNION ".join(
+            f"(SELECT c.chunk_id FROM chunks AS c WHERE c.search_vector @@ CAST(:selection_{n} AS tsquery){classes}"
+            f"{' ORDER BY c.chunk_id LIMIT :budget' if selection.capped else ''})"
+            for n, selection in enumerate(selections))
         statement = text(f"""
-            WITH query AS ({_QUERY}),
+            WITH candidate AS ({candidates}),
             ranked AS (
-                SELECT c.chunk_id, ts_rank('{RANK_WEIGHTS}', c.search_vector, query.q, {RANK_NORMALIZATION}) AS rank
-                FROM chunks AS c, query
-                WHERE c.search_vector @@ query.q{where}
-                ORDER BY rank DESC, c.chunk_id
-                LIMIT :limit)
+                SELECT c.chunk_id, ts_rank('{RANK_WEIGHTS}', c.search_vector, CAST(:query AS tsquery),
+                                           {RANK_NORMALIZATION}) AS rank
+                FROM candidate JOIN chunks AS c ON c.chunk_id = candidate.chunk_id
+                ORDER BY rank DESC, c.chunk_id LIMIT :limit)
             SELECT ranked.rank, {_PASSAGE_COLUMNS}
             FROM ranked JOIN chunks AS c ON c.chunk_id = ranked.chunk_id JOIN documents AS d ON d.doc_id = c.doc_id
+            WHERE true{roles}
             ORDER BY ranked.rank DESC, c.chunk_id""").columns(**_PASSAGE_TYPES)
-        rows = connection.execute(statement, {"words": words, "limit": limit, **parameters})
+        rows = connection.execute(statement, {
+            **{f"selection_{n}": selection.query for n, selection in enumerate(selections)},
+            "query": any_of(terms), "limit": limit, "budget": self._budget, **class_parameters, **role_parameters})
         return [_retrieved(row, lexical_score(row.rank)) for row in rows]
 
-    def _nearest(self, connection: Connection, query_vector: Sequence[float], audience: Audience | None,
+    def _candidates_for(self, connection: Connection, terms: Sequence[str], scope: Scope,
+                        limit: int) -> list["_Selection"]:
+        """Which chunks are ranked: those any of these selections match.
+
+        Every count here is of chunks the audience may see (a term's from `class_terms`, summed over the visible
+        classes; a conjunction's counted, up to one past the budget), so what is ranked never depends on a chunk
+        the audience may not see. When the question's terms match no more than the budget together, every chunk
+        matching any of them is ranked: the exact top-k, which is what every knowledge base of a few thousand
+        chunks gets. Otherwise the rarest terms (for this audience) that fit the budget select the candidates, as
+        the rare words are what a question is about; if even the rarest is too common, the chunks having the
+        rarest terms together (as few of them as bring the count within the budget), and should those be fewer
+        than `limit`, also the first `budget` chunks, by id, having one term fewer together.
+        """
+        counts = self._term_counts(connection, terms, scope)
+        present = sorted((term for term in terms if counts[term]), key=lambda term: (counts[term], term))
+        if sum(counts.values()) <= self._budget:
+            return [_Selection(query=any_of(present or terms))]
+        selective: list[str] = []
+        for term in present:
+            if sum(counts[chosen] for chosen in selective) + counts[term] > self._budget:
+                break
+            selective.append(term)
+        if selective:
+            return [_Selection(query=any_of(selective))]
+        together, count, broader = present[:1], counts[present[0]], None
+        for term in present[1:]:
+            if count <= self._budget:
+                break
+            broader = _Selection(query=all_of(together), capped=True)
+            together.append(term)
+            [count] = self._visible_counts(connection, [all_of(together)], scope)
+        selections = [_Selection(query=all_of(together), capped=count > self._budget)]
+        return [*selections, broader] if broader is not None and count < limit else selections
+
+    def _term_counts(self, connection: Connection, terms: Sequence[str], scope: Scope) -> dict[str, int]:
+        """How many chunks of the visible classes have each term."""
+        classes, parameters = scope.classes("k")
+        rows = connection.execute(text(
+            f"SELECT k.lexeme, sum(k.chunks) FROM {TERM_TABLE} AS k WHERE k.lexeme = ANY(:terms){classes} "
+            "GROUP BY k.lexeme"), {"terms": list(terms), **parameters})
+        counts = {lexeme: int(chunks) for lexeme, chunks in rows}
+        return {term: counts.get(term, 0) for term in terms}
+
+    def _visible_counts(self, connection: Connection, selections: Sequence[str], scope: Scope) -> list[int]:
+        """How many chunks of the visible classes match each tsquery, counted up to one past the budget."""
+        classes, parameters = scope.classes("c")
+        counts = ", ".join(
+            f"(SELECT count(*) FROM (SELECT 1 FROM chunks AS c WHERE c.search_vector @@ CAST(:s{n} AS tsquery)"
+            f"{classes} LIMIT :cap) AS hit{n})" for n in range(len(selections)))
+        row = connection.execute(text(f"SELECT {counts}"), {
+            **{f"s{n}": selection for n, selection in enumerate(selections)}, "cap": self._budget + 1,
+            **parameters}).one()
+        return [int(count) for count in row]
+
+    def _nearest(self, connection: Connection, query_vector: Sequence[float], scope: Scope,
                  limit: int) -> list[tuple[str, float]]:
-        """(chunk id, cosine) of the nearest vectors of the model, among the audience's classes (None: all)."""
+        """(chunk id, cosine) of the nearest vectors of the model in the partitions of the visible classes."""
         assert self._embedder is not None
-        parameters: dict[str, Any] = {"query": vector_literal(query_vector), "model": self._embedder.model_id,
-                                      "limit": limit}
-        where = ""
-        if audience is not None:
-            keys = [key for key, roles in audience_classes(connection) if is_visible(roles, audience)]
-            if not keys:
-                return []
-            where, parameters["keys"] = " AND audience_key = ANY(:keys)", keys
+        if scope.keys is not None and not scope.keys:
+            return []
+        classes, parameters = scope.classes("v")
         dim = len(query_vector)
-        distance = f"embedding::vector({dim}) <=> CAST(:query AS vector({dim}))"
+        distance = f"v.embedding::vector({dim}) <=> CAST(:query AS vector({dim}))"
         connection.execute(text(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}"))
         connection.execute(text("SET LOCAL hnsw.iterative_scan = strict_order"))
         rows = connection.execute(text(
-            f"SELECT chunk_id, {distance} AS distance FROM {VECTOR_TABLE} "
-            f"WHERE dim = {dim} AND model = :model{where} ORDER BY {distance} LIMIT :limit"), parameters)
+            f"SELECT v.chunk_id, {distance} AS distance FROM {VECTOR_TABLE} AS v "
+            f"WHERE v.dim = {dim} AND v.model = :model{classes} ORDER BY {distance} LIMIT :limit"),
+            {"query": vector_literal(query_vector), "model": self._embedder.model_id, "limit": limit, **parameters})
         return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in rows]
 
-    def _passages(self, connection: Connection, chunk_ids: Sequence[str],
-                  role_sets: Sequence[frozenset[str]]) -> dict[str, RetrievedChunk]:
-        """The vector hits' passages, each checked against its document's roles in this snapshot."""
+    def _passages(self, connection: Connection, chunk_ids: Sequence[str], scope: Scope) -> dict[str, RetrievedChunk]:
+        """Chunks by id, each checked against its document's roles in this snapshot."""
         if not chunk_ids:
             return {}
-        where, parameters = visible_clause(role_sets, "c")
+        roles, parameters = scope.roles("c")
         rows = connection.execute(
             text(f"SELECT {_PASSAGE_COLUMNS} FROM chunks AS c JOIN documents AS d ON d.doc_id = c.doc_id "
-                 f"WHERE c.chunk_id = ANY(:ids){where}").columns(**_PASSAGE_TYPES),
+                 f"WHERE c.chunk_id = ANY(:ids){roles}").columns(**_PASSAGE_TYPES),
             {"ids": list(chunk_ids), **parameters})
         return {row.chunk_id: _retrieved(row, 0.0) for row in rows}
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Selection:
+    """A tsquery choosing chunks to rank; `capped`: only the first `budget` of them by chunk id."""
+
+    query: str
+    capped: bool = False
 
 
 @contextmanager

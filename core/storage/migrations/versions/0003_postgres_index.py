@@ -1,5 +1,6 @@
-"""The PostgreSQL index (weighted tsvector with GIN; pgvector's partitioned vectors with HNSW), and the lease
-columns that let any worker finish a Slack event another worker started and could not finish.
+"""The PostgreSQL index (weighted tsvector with GIN, audience classes; pgvector's partitioned vectors with HNSW),
+and the lease columns that let any worker finish a Slack event another worker started and could not finish
+(`core.storage.postgres`, `bot.exactly_once`).
 
 On PostgreSQL the vector part is created only where the extension `vector` can be had: a server without
 pgvector still migrates (full-text search works there with SOURCED_EMBEDDER=none), and the vector schema is
@@ -36,8 +37,8 @@ def upgrade() -> None:
     bind = op.get_bind()
     if bind.dialect.name != "postgresql":
         return
-    op.execute(postgres.ADD_SEARCH_VECTOR)
-    op.execute(postgres.CREATE_SEARCH_INDEX)
+    for statement in postgres.FULL_TEXT_SCHEMA:
+        op.execute(statement)
     if postgres.installed_pgvector(bind) or postgres.pgvector_available(bind):
         _vector_schema(bind)
 
@@ -59,8 +60,8 @@ def downgrade() -> None:
     bind = op.get_bind()
     if bind.dialect.name == "postgresql":
         postgres.drop_vector_schema(bind)
-        op.drop_index("ix_chunks_search_vector", table_name="chunks")
-        op.drop_column("chunks", "search_vector")
+        for statement in postgres.DROP_FULL_TEXT_SCHEMA:
+            op.execute(statement)
     with op.batch_alter_table("processed_events") as batch:
         for column in ("payload", "holder", "lease_until", "done_at"):
             batch.drop_column(column)

@@ -32,6 +32,7 @@ from core.retrieval.index import index_body
 from core.retrieval.knowledge_base import LoadError, SourceDocument, load_knowledge_base
 from core.storage.database import supports_full_text
 from core.storage.locks import ingest_lock
+from core.storage.postgres import refresh_statistics
 from core.storage.tables import ChunkRow, DocumentRoleRow, DocumentRow
 
 _DELETE_FTS: Final = "DELETE FROM chunks_fts WHERE rowid = :rowid"
@@ -127,6 +128,8 @@ class Ingestor:
                 remove = partial(self._remove, doc_id=doc_id, tally=tally)
                 self._guarded(Path(stored[doc_id].source_path), tally, remove)
             self._finish()
+            if tally.added or tally.updated or tally.removed:
+                refresh_statistics(self._engine)
             return tally.report(chunks=self._chunk_count())
 
     def _beside(self, drafts: Sequence[ChunkDraft]) -> Beside:

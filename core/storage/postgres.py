@@ -194,16 +194,23 @@ def prepare_vectors(engine: Engine) -> None:
 
 def require_pgvector(connection: Connection, *, database: str) -> None:
     """Make the vector schema ready, or raise `PgvectorMissing` saying what to do."""
-    version = installed_pgvector(connection) or pgvector_available(connection)
-    if version is None:
-        raise PgvectorMissing(
-            f"{database} has no pgvector (the extension 'vector' is not available on this server); install "
-            "pgvector 0.8 or later, or set SOURCED_EMBEDDER=none for full-text search alone")
-    if _version(version) < PGVECTOR_MINIMUM:
-        raise PgvectorMissing(f"{database} has pgvector {version}; Sourced needs 0.8 or later "
-                              "(iterative index scans): ALTER EXTENSION vector UPDATE")
+    problem = pgvector_problem(connection, database=database)
+    if problem is not None:
+        raise PgvectorMissing(problem)
     if not vector_schema_ready(connection):
         create_vector_schema(connection)
+
+
+def pgvector_problem(connection: Connection, *, database: str) -> str | None:
+    """Why vectors cannot be stored in this database, in one line; None when pgvector is there or can be."""
+    version = installed_pgvector(connection) or pgvector_available(connection)
+    if version is None:
+        return (f"{database} has no pgvector (the extension 'vector' is not available on this server); install "
+                "pgvector 0.8 or later, or set SOURCED_EMBEDDER=none for full-text search alone")
+    if _version(version) < PGVECTOR_MINIMUM:
+        return (f"{database} has pgvector {version}; Sourced needs 0.8 or later (iterative index scans): "
+                "ALTER EXTENSION vector UPDATE")
+    return None
 
 
 def _version(text_version: str) -> tuple[int, ...]:

@@ -43,6 +43,7 @@ def pgvector_server() -> Iterator[str]:
         finally:
             # Immediate: a normal stop would first write every test database to disk, only for it to be deleted.
             pgserver.pg_ctl(["-w", "-m", "immediate", "stop"], pgdata=server.pgdata, user=server.system_user)
+            server.get_postmaster_info().process.wait(timeout=30)
             server.cleanup()
     finally:
         shutil.rmtree(folder, ignore_errors=True)

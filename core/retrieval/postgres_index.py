@@ -19,9 +19,10 @@ HNSW graph, so hidden vectors are neither returned nor walked through), in cosin
 scan so that rows of another model filtered out after the graph walk do not shorten the list. The two lists are
 fused as on SQLite (`core.retrieval.hybrid.fuse`).
 
-One snapshot. A search runs in one REPEATABLE READ transaction: the full-text hits, the nearest vectors and the
-passages all come from the same state of the database, so a document being re-ingested is seen whole, old or
-new, never a mixture.
+One snapshot. A search runs in one read-only REPEATABLE READ transaction: the audience's classes, the term
+counts, the full-text hits, the nearest vectors and the passages all come from the same state of the database,
+so a document being re-ingested is seen whole, old or new, never a mixture. It takes five round trips (four
+without an embedder): the classes and counts, the ranking, the vector settings, the nearest vectors, the end.
 """
 
 import logging
@@ -36,11 +37,11 @@ from sqlalchemy.types import TypeEngine
 
 from core import text as analysis
 from core.application.ports import Embedder
-from core.domain import Audience, Passage, RetrievedChunk, is_visible
+from core.domain import Audience, Passage, RetrievedChunk
 from core.retrieval.embeddings import as_matrix
 from core.retrieval.hybrid import CANDIDATES, EMBEDDING_THREADS, cosine_score, fuse
 from core.retrieval.index import IndexUnavailable
-from core.storage.postgres import TERM_TABLE, VECTOR_TABLE, audience_classes, vector_literal
+from core.storage.postgres import AUDIENCE_TABLE, TERM_TABLE, VECTOR_TABLE, vector_literal
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +60,6 @@ RANKING_BUDGET: Final = 1000
 EF_SEARCH: Final = 64
 """HNSW candidates kept while walking the graph: above the fusion's 30, with room for recall."""
 
-_TERMS: Final = text(
-    "SELECT lexeme FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig, :words))) AS lexeme")
-"""The question's content words stemmed by the same configuration as the chunks, each once."""
 _PASSAGE_COLUMNS: Final = ("c.chunk_id, c.heading, c.text, c.content_hash, "
                            "d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes")
 _PASSAGE_TYPES: Final[dict[str, TypeEngine[Any]]] = {"updated": Date(), "supersedes": JSON()}
@@ -100,11 +98,6 @@ class Scope:
     keys: tuple[str, ...] | None = None
     role_sets: tuple[frozenset[str], ...] | None = None
 
-    @classmethod
-    def of(cls, connection: Connection, audience: Audience) -> "Scope":
-        keys = tuple(key for key, roles in audience_classes(connection) if is_visible(roles, audience))
-        return cls(keys=keys, role_sets=audience.role_sets())
-
     def classes(self, alias: str) -> tuple[str, dict[str, Any]]:
         """SQL keeping the rows of the visible audience classes."""
         if self.keys is None:
@@ -117,8 +110,31 @@ class Scope:
             return "", {}
         clauses = [f"EXISTS (SELECT 1 FROM document_roles AS r WHERE r.doc_id = {alias}.doc_id "
                    f"AND r.role = ANY(:party_{n}))" for n in range(len(self.role_sets))]
-        return (" AND " + " AND ".join(clauses),
-                {f"party_{n}": sorted(roles) for n, roles in enumerate(self.role_sets)})
+        return " AND " + " AND ".join(clauses), self._parties()
+
+    def visible_classes(self) -> tuple[str, dict[str, Any]]:
+        """SQL selecting the keys of the classes every party may see: `core.domain.is_visible` over the roles
+        of each class (some role of every party among them)."""
+        if self.role_sets is None:
+            return f"SELECT audience_key FROM {AUDIENCE_TABLE}", {}
+        overlaps = " AND ".join(f"roles && CAST(:party_{n} AS text[])" for n in range(len(self.role_sets)))
+        return f"SELECT audience_key FROM {AUDIENCE_TABLE} WHERE {overlaps}", self._parties()
+
+    def _parties(self) -> dict[str, Any]:
+        assert self.role_sets is not None
+        return {f"party_{n}": sorted(roles) for n, roles in enumerate(self.role_sets)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Terms:
+    """The question's lexemes (PostgreSQL's English stems of its content words, each once) and how many chunks
+    of the visible classes have each."""
+
+    counts: dict[str, int]
+
+    @property
+    def lexemes(self) -> tuple[str, ...]:
+        return tuple(self.counts)
 
 
 class PostgresIndex:
@@ -143,8 +159,8 @@ class PostgresIndex:
         wanted = max(limit, self._candidates) if self._embedder is not None else limit
         embedding = self._embed(query)
         with snapshot(self._engine) as connection:
-            scope = Scope.of(connection, audience)
-            lexical = self._lexical(connection, words, scope, wanted)
+            scope, terms = self._scope_and_terms(connection, words, Scope(role_sets=audience.role_sets()))
+            lexical = self._lexical(connection, terms, scope, wanted)
             query_vector = embedding.result() if embedding is not None else None
             if query_vector is None:
                 return lexical[:limit]
@@ -156,15 +172,17 @@ class PostgresIndex:
         return [_with_score(known[chunk_id], score) for chunk_id, score in order if chunk_id in known]
 
     def best_unscoped_score(self, query: str) -> float:
-        """The best score over every document, whoever may see it; for the audit's refusal kind only."""
+        """The best score over every document, whoever may see it (the best of each list, unfused); for the
+        audit's refusal kind only."""
         words = search_words(query)
         if not words:
             return 0.0
         embedding = self._embed(query)
         with snapshot(self._engine) as connection:
-            lexical = self._lexical(connection, words, Scope(), 1)
+            scope, terms = self._scope_and_terms(connection, words, Scope())
+            lexical = self._lexical(connection, terms, scope, 1)
             query_vector = embedding.result() if embedding is not None else None
-            nearest = [] if query_vector is None else self._nearest(connection, query_vector, Scope(), 1)
+            nearest = [] if query_vector is None else self._nearest(connection, query_vector, scope, 1)
         return max([chunk.score for chunk in lexical] + [cosine_score(cosine) for _, cosine in nearest] + [0.0])
 
     def passage(self, chunk_id: str, *, audience: Audience) -> Passage | None:
@@ -197,13 +215,27 @@ class PostgresIndex:
             log.warning("embedder failed, answering from full text alone: %s", type(error).__name__)
             return None
 
-    def _lexical(self, connection: Connection, words: str, scope: Scope, limit: int) -> list[RetrievedChunk]:
+    def _scope_and_terms(self, connection: Connection, words: str, requested: Scope) -> tuple[Scope, Terms]:
+        """In one statement: the keys of the classes the audience may see, the question's lexemes, and how many
+        chunks of those classes have each lexeme."""
+        classes, parameters = requested.visible_classes()
+        rows = connection.execute(text(f"""
+            WITH visible AS ({classes}),
+            lexemes AS (SELECT DISTINCT lexeme FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig,
+                                                                                         :words))) AS lexeme)
+            SELECT (SELECT coalesce(array_agg(audience_key), '{{}}') FROM visible) AS keys, l.lexeme,
+                   (SELECT coalesce(sum(k.chunks), 0) FROM {TERM_TABLE} AS k
+                    WHERE k.lexeme = l.lexeme AND k.audience_key IN (SELECT audience_key FROM visible)) AS chunks
+            FROM (SELECT NULL) AS one LEFT JOIN lexemes AS l ON true"""), {"words": words, **parameters}).all()
+        keys = tuple(rows[0].keys) if requested.role_sets is not None else None
+        counts = {row.lexeme: int(row.chunks) for row in rows if row.lexeme is not None}
+        return Scope(keys=keys, role_sets=requested.role_sets), Terms(counts=counts)
+
+    def _lexical(self, connection: Connection, terms: Terms, scope: Scope, limit: int) -> list[RetrievedChunk]:
         """The top `limit` chunks by `ts_rank` over the whole question, among the candidates `_candidates_for`
         picks; the few returned are checked against their documents' roles as well."""
-        terms = tuple(connection.execute(_TERMS, {"words": words}).scalars())
-        if not terms:
+        if not terms.lexemes:
             return []
-        connection.execute(text("SET LOCAL plan_cache_mode = force_custom_plan"))  # each term planned as itself
         selections = self._candidates_for(connection, terms, scope, limit)
         classes, class_parameters = scope.classes("c")
         roles, role_parameters = scope.roles("c")
@@ -224,10 +256,11 @@ class PostgresIndex:
             ORDER BY ranked.rank DESC, c.chunk_id""").columns(**_PASSAGE_TYPES)
         rows = connection.execute(statement, {
             **{f"selection_{n}": selection.query for n, selection in enumerate(selections)},
-            "query": any_of(terms), "limit": limit, "budget": self._budget, **class_parameters, **role_parameters})
+            "query": any_of(terms.lexemes), "limit": limit, "budget": self._budget, **class_parameters,
+            **role_parameters})
         return [_retrieved(row, lexical_score(row.rank)) for row in rows]
 
-    def _candidates_for(self, connection: Connection, terms: Sequence[str], scope: Scope,
+    def _candidates_for(self, connection: Connection, terms: Terms, scope: Scope,
                         limit: int) -> list["_Selection"]:
         """Which chunks are ranked: those any of these selections match.
 
@@ -240,10 +273,10 @@ class PostgresIndex:
         rarest terms together (as few of them as bring the count within the budget), and should those be fewer
         than `limit`, also the first `budget` chunks, by id, having one term fewer together.
         """
-        counts = self._term_counts(connection, terms, scope)
-        present = sorted((term for term in terms if counts[term]), key=lambda term: (counts[term], term))
+        counts = terms.counts
+        present = sorted((term for term in counts if counts[term]), key=lambda term: (counts[term], term))
         if sum(counts.values()) <= self._budget:
-            return [_Selection(query=any_of(present or terms))]
+            return [_Selection(query=any_of(present or terms.lexemes))]
         selective: list[str] = []
         for term in present:
             if sum(counts[chosen] for chosen in selective) + counts[term] > self._budget:
@@ -257,29 +290,17 @@ class PostgresIndex:
                 break
             broader = _Selection(query=all_of(together), capped=True)
             together.append(term)
-            [count] = self._visible_counts(connection, [all_of(together)], scope)
+            count = self._visible_matches(connection, all_of(together), scope)
         selections = [_Selection(query=all_of(together), capped=count > self._budget)]
         return [*selections, broader] if broader is not None and count < limit else selections
 
-    def _term_counts(self, connection: Connection, terms: Sequence[str], scope: Scope) -> dict[str, int]:
-        """How many chunks of the visible classes have each term."""
-        classes, parameters = scope.classes("k")
-        rows = connection.execute(text(
-            f"SELECT k.lexeme, sum(k.chunks) FROM {TERM_TABLE} AS k WHERE k.lexeme = ANY(:terms){classes} "
-            "GROUP BY k.lexeme"), {"terms": list(terms), **parameters})
-        counts = {lexeme: int(chunks) for lexeme, chunks in rows}
-        return {term: counts.get(term, 0) for term in terms}
-
-    def _visible_counts(self, connection: Connection, selections: Sequence[str], scope: Scope) -> list[int]:
-        """How many chunks of the visible classes match each tsquery, counted up to one past the budget."""
+    def _visible_matches(self, connection: Connection, selection: str, scope: Scope) -> int:
+        """How many chunks of the visible classes match the tsquery, counted up to one past the budget."""
         classes, parameters = scope.classes("c")
-        counts = ", ".join(
-            f"(SELECT count(*) FROM (SELECT 1 FROM chunks AS c WHERE c.search_vector @@ CAST(:s{n} AS tsquery)"
-            f"{classes} LIMIT :cap) AS hit{n})" for n in range(len(selections)))
-        row = connection.execute(text(f"SELECT {counts}"), {
-            **{f"s{n}": selection for n, selection in enumerate(selections)}, "cap": self._budget + 1,
-            **parameters}).one()
-        return [int(count) for count in row]
+        return int(connection.execute(text(
+            f"SELECT count(*) FROM (SELECT 1 FROM chunks AS c WHERE c.search_vector @@ CAST(:selection AS tsquery)"
+            f"{classes} LIMIT :cap) AS hit"), {"selection": selection, "cap": self._budget + 1, **parameters}
+        ).scalar_one())
 
     def _nearest(self, connection: Connection, query_vector: Sequence[float], scope: Scope,
                  limit: int) -> list[tuple[str, float]]:
@@ -290,8 +311,8 @@ class PostgresIndex:
         classes, parameters = scope.classes("v")
         dim = len(query_vector)
         distance = f"v.embedding::vector({dim}) <=> CAST(:query AS vector({dim}))"
-        connection.execute(text(f"SET LOCAL hnsw.ef_search = {EF_SEARCH}"))
-        connection.execute(text("SET LOCAL hnsw.iterative_scan = strict_order"))
+        connection.execute(text("SELECT set_config('hnsw.ef_search', :ef, true), "
+                                "set_config('hnsw.iterative_scan', 'strict_order', true)"), {"ef": str(EF_SEARCH)})
         rows = connection.execute(text(
             f"SELECT v.chunk_id, {distance} AS distance FROM {VECTOR_TABLE} AS v "
             f"WHERE v.dim = {dim} AND v.model = :model{classes} ORDER BY {distance} LIMIT :limit"),
@@ -321,9 +342,8 @@ class _Selection:
 @contextmanager
 def snapshot(engine: Engine) -> Iterator[Connection]:
     """A read-only REPEATABLE READ transaction: every statement of a search sees the same database."""
-    with engine.connect() as connection, \
-            connection.execution_options(isolation_level="REPEATABLE READ").begin():
-        connection.execute(text("SET TRANSACTION READ ONLY"))
+    with engine.connect() as connection, connection.execution_options(
+            isolation_level="REPEATABLE READ", postgresql_readonly=True).begin():
         yield connection
 
 

@@ -105,7 +105,10 @@ def test_a_second_ingestion_while_one_runs_is_refused_naming_the_first(engine: E
     assert report.added == ("policy",)
 
 
-def test_the_command_line_says_so_in_one_line_and_exits_1(database_url: str, engine: Engine, kb: Path) -> None:
+def test_the_command_line_says_so_in_one_line_and_exits_1(tmp_path: Path, kb: Path) -> None:
+    database_url = f"sqlite:///{tmp_path / 'cli.db'}"
+    engine = make_engine(database_url)
+    migrate(engine)
     with ingest_lock(engine):
         done = subprocess.run([sys.executable, "-m", "bot.cli", "ingest", str(kb)], cwd=ROOT, text=True,
                               capture_output=True, timeout=120, check=False,

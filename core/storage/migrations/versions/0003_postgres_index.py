@@ -6,7 +6,7 @@ On PostgreSQL the vector part is created only where the extension `vector` can b
 pgvector still migrates (full-text search works there with SOURCED_EMBEDDER=none), and the vector schema is
 created at the first start with an embedder once pgvector is installed (`core.storage.postgres`).
 
-Revision ID: 0003
+Revision ID: 0003_postgres_index
 Revises: 0002
 Create Date: 2026-04-01
 """
@@ -19,7 +19,7 @@ from alembic import op
 
 from core.storage import postgres
 
-revision: str = "0003"
+revision: str = "0003_postgres_index"
 down_revision: str | None = "0002"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -55,6 +55,8 @@ def register(subparsers: Any) -> None:
                         help="with --vector-cache: chunks without a cached vector get one generated from the cached "
                              "real vectors instead of being embedded (for 1M chunks, which would take hours)")
     parser.add_argument("--no-peer", action="store_true", help="skip rank_bm25 (it holds every chunk in memory)")
+    parser.add_argument("--no-sqlite", action="store_true",
+                        help="with --database: measure PostgreSQL alone (a 1M run of each takes long; run them apart)")
     parser.add_argument("--seed", type=int, default=7, help="seed of the generated text and questions")
     parser.add_argument("--json", action="store_true", help="print one JSON object per size, one per line")
     parser.set_defaults(run=run)
@@ -77,6 +79,9 @@ def run(args: argparse.Namespace) -> int:
         except EmbedderUnavailable as error:
             print(f"sourced bench: --embedder minilm: {error}", file=sys.stderr)
             return 2
+    if args.no_sqlite and not args.database:
+        print("sourced bench: --no-sqlite needs --database URL", file=sys.stderr)
+        return 2
     if args.generate_vectors and not args.vector_cache:
         print("sourced bench: --generate-vectors needs --vector-cache DIR holding real vectors", file=sys.stderr)
         return 2
@@ -85,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     results = []
     for chunks in args.chunks:
         # SQLite first: with --embedder minilm it fills the vector cache PostgreSQL then reuses.
-        for postgres in (None, args.database) if args.database else (None,):
+        for postgres in ((args.database,) if args.no_sqlite else (None, args.database) if args.database else (None,)):
             result = bench_isolated(chunks, replace(options, postgres=postgres, peer=options.peer and not postgres))
             if args.json:
                 print(json.dumps(result.as_dict()), flush=True)

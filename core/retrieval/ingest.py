@@ -116,21 +116,25 @@ class Ingestor:
     def ingest(self, root: Path) -> IngestReport:
         """Load `root` and bring the stored documents, chunks, roles and full-text rows in line with it."""
         with ingest_lock(self._engine):
-            loaded = load_knowledge_base(root)
-            stored = self._stored()
-            tally = _Tally(errors=list(loaded.errors))
-            with self._progress_bar(len(loaded.documents)) as advance:
-                for document in loaded.documents:
-                    self._ingest_document(document, stored.get(document.doc_id), tally)
-                    advance()
-            present = {document.doc_id for document in loaded.documents}
-            for doc_id in sorted(stored.keys() - present):
-                remove = partial(self._remove, doc_id=doc_id, tally=tally)
-                self._guarded(Path(stored[doc_id].source_path), tally, remove)
+            report = self._ingest(root)
             self._finish()
-            if tally.added or tally.updated or tally.removed:
+            if report.added or report.updated or report.removed:
                 refresh_statistics(self._engine)
-            return tally.report(chunks=self._chunk_count())
+            return report
+
+    def _ingest(self, root: Path) -> IngestReport:
+        loaded = load_knowledge_base(root)
+        stored = self._stored()
+        tally = _Tally(errors=list(loaded.errors))
+        with self._progress_bar(len(loaded.documents)) as advance:
+            for document in loaded.documents:
+                self._ingest_document(document, stored.get(document.doc_id), tally)
+                advance()
+        present = {document.doc_id for document in loaded.documents}
+        for doc_id in sorted(stored.keys() - present):
+            remove = partial(self._remove, doc_id=doc_id, tally=tally)
+            self._guarded(Path(stored[doc_id].source_path), tally, remove)
+        return tally.report(chunks=self._chunk_count())
 
     def _beside(self, drafts: Sequence[ChunkDraft]) -> Beside:
         """Computed before a document's transaction, run inside it after its chunks are written. Nothing here;

@@ -3,12 +3,14 @@
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
 from slack_bolt import App, BoltContext, BoltResponse
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
 
 from bot.audience import AudiencePolicy, GuestDirectory
+from bot.exactly_once import EventClaims, Sweeper
 from bot.identity import Home, IdentityResolver
 from bot.listeners import actions, commands, events
 from bot.replies import Replies
@@ -35,12 +37,19 @@ _BOLT_LOG.addFilter(_TokenNotice())
 
 @dataclass(frozen=True, kw_only=True)
 class SlackBot:
-    """The app and what outlives a request: the reply pool (shut down with the process)."""
+    """The app and what outlives a request: the reply pool and the sweep for abandoned events (both stopped
+    with the process, `close`)."""
 
     app: App
     replies: Replies
     workers: ReplyWorkers
     identity: BotIdentity
+    sweeper: Sweeper
+
+    def close(self) -> None:
+        """Stop taking over abandoned events, then finish the replies accepted: each is a person waiting."""
+        self.sweeper.stop()
+        self.workers.shutdown()
 
 
 def create_app(sourced: Sourced, slack_settings: SlackSettings, *, socket_mode: bool = False,
@@ -60,7 +69,9 @@ def create_bot(sourced: Sourced, slack_settings: SlackSettings, *, socket_mode: 
     client = web_client(token, base_url=slack_settings.api_url)
     identity = verify_bot_token(client)
     workers = workers or ReplyWorkers(workers=slack_settings.reply_workers)
-    replies = _replies(sourced, slack_settings, client, identity, workers)
+    lease = timedelta(seconds=slack_settings.event_lease_s)
+    claims = EventClaims(sourced.processed_events, lease=lease)
+    replies = _replies(sourced, slack_settings, client, identity, workers=workers, claims=claims)
     app = App(
         name="sourced",
         logger=_BOLT_LOG,
@@ -74,17 +85,19 @@ def create_bot(sourced: Sourced, slack_settings: SlackSettings, *, socket_mode: 
     app.use(_provide(replies))
     for listener in LISTENERS:
         listener.register(app)
-    return SlackBot(app=app, replies=replies, workers=workers, identity=identity)
+    sweeper = Sweeper(sourced.processed_events, claims, resume=replies.resume, lease=lease).start()
+    return SlackBot(app=app, replies=replies, workers=workers, identity=identity, sweeper=sweeper)
 
 
-def _replies(sourced: Sourced, settings: SlackSettings, client: WebClient, identity: BotIdentity,
-             workers: ReplyWorkers) -> Replies:
+def _replies(sourced: Sourced, settings: SlackSettings, client: WebClient, identity: BotIdentity, *,
+             workers: ReplyWorkers, claims: EventClaims) -> Replies:
     ttl = settings.cache_ttl_s
     resolver = IdentityResolver(client, roles=sourced.config.roles, ttl_s=ttl,
                                 home=Home(team_id=identity.team_id, enterprise_id=identity.enterprise_id))
     audience = AudiencePolicy(client, channels=sourced.config.channels, ttl_s=ttl,
                               guests=GuestDirectory(client, ttl_s=ttl))
-    return Replies(sourced=sourced, client=client, identity=resolver, audience=audience, workers=workers)
+    return Replies(sourced=sourced, client=client, identity=resolver, audience=audience, workers=workers,
+                   claims=claims)
 
 
 def _authorized_as(identity: BotIdentity, token: str) -> Callable[[], AuthorizeResult]:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from bot.commands import ask, audit, bench, demo, doctor, ingest, serve, start
 from bot.commands import eval as eval_command
 from core.config import ConfigError
+from core.storage.postgres import PgvectorMissing
 
 COMMANDS = (start, demo, ingest, ask, audit, serve, doctor, eval_command, bench)
 
@@ -29,6 +30,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.run(args)
     except ConfigError as error:
         print(f"sourced: configuration error: {error}", file=sys.stderr)
+        return 2
+    except PgvectorMissing as error:
+        print(f"sourced: {error}", file=sys.stderr)
         return 2
     return code
 

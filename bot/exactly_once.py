@@ -1,21 +1,33 @@
-"""Each Slack event is processed once, across threads and workers.
+"""Each Slack event is answered once, across threads, processes and hosts, and none is lost with a worker.
 
 Slack redelivers an event it believes failed (`x-slack-retry-num`, or `retry_attempt` in Socket Mode). The
-first delivery of an `event_id` inserts a row whose primary key is the id; any later one loses that race in
-the database and is dropped before any identity lookup, retrieval or reply.
+first delivery of an `event_id` claims it in the database (`ProcessedEvents.claim`: the primary key decides);
+any later one finds it claimed and is dropped before any identity lookup, retrieval or reply.
 
 The claim is the first step of the reply job, not of the acknowledgement: every delivery is acknowledged at
 once (so Slack stops retrying), and no database write sits in the path Slack waits on. Measured on two cores
 with SQLite, a claim in the acknowledgement path waited up to 220 ms for the write lock under 20 concurrent
 mentions (SQLite's busy handler sleeps in steps of up to 100 ms); a claim in the job costs the person nothing.
+
+A claim is leased. Its holder renews the lease while the answer is computed (`LeaseKeeper`, one thread per
+process) and finishes the claim once the reply has gone. A worker that dies mid-question (killed, out of memory,
+its host gone) leaves a claim unfinished whose lease runs out; the claim keeps what answering needs (the question
+and the signed ids, cleared when finished). Then whichever comes first takes it over, exactly one of them: a
+redelivery of the event by Slack, or the sweep every worker runs (`Sweeper`), which also covers the death of a
+worker after Slack had its acknowledgement and so will not redeliver. A claim abandoned longer than
+`GIVE_UP_AFTER` is finished unanswered: a reply that late would answer a question the person has moved on from.
 """
 
 import logging
+import os
+import socket
 import threading
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 from prometheus_client import Counter
 
@@ -26,26 +38,148 @@ log = logging.getLogger(__name__)
 KEEP_EVENT_IDS: Final = timedelta(days=1)
 """Slack stops retrying an event within the hour; a day leaves a wide margin."""
 PURGE_EVERY_S: Final = 3600.0
+GIVE_UP_AFTER: Final = timedelta(minutes=15)
 
 DUPLICATES: Final = Counter("sourced_slack_duplicate_events_total",
                             "Redelivered events acknowledged and dropped")
+RESUMED: Final = Counter("sourced_slack_resumed_events_total",
+                         "Events another worker claimed and never finished, taken over and answered here")
+ABANDONED: Final = Counter("sourced_slack_abandoned_events_total",
+                           "Events whose worker died and that were not taken over in time")
+
+Resume = Callable[[str, dict[str, Any]], None]
+"""Answer an event taken over, from the payload its first claim stored."""
+
+
+def holder_name() -> str:
+    """This process, for the claims it holds: host and pid, and a nonce (a pid is reused after a restart)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
 class EventClaims:
-    """The exactly-once gate: `first_time` is true for exactly one delivery of each event id."""
+    """The exactly-once gate, with leases kept alive while this process holds them."""
 
-    def __init__(self, events: ProcessedEvents) -> None:
+    def __init__(self, events: ProcessedEvents, *, lease: timedelta, holder: str | None = None) -> None:
         self._events = events
+        self._lease = lease
+        self._holder = holder or holder_name()
+        self._keeper = LeaseKeeper(events, holder=self._holder, lease=lease)
         self._purge = EventLogPurge(events)
 
-    def first_time(self, event_id: str, *, retry: str | None = None) -> bool:
-        if self._events.first_time(event_id):
-            self._purge.maybe_purge()
-            return True
-        DUPLICATES.inc()
-        log.info("event %s already processed; redelivery (retry %s) acknowledged and dropped",
-                 event_id, retry or "-")
-        return False
+    @contextmanager
+    def claimed(self, event_id: str, *, payload: dict[str, Any], retry: str | None = None) -> Iterator[bool]:
+        """Yields True for exactly one delivery of the event (the claim is then held, and finished after the
+        block, however it ends), False for the others."""
+        if not self._events.claim(event_id, holder=self._holder, lease=self._lease, payload=payload):
+            DUPLICATES.inc()
+            log.info("event %s already claimed; redelivery (retry %s) acknowledged and dropped", event_id,
+                     retry or "-")
+            yield False
+            return
+        self._purge.maybe_purge()
+        with self.holding(event_id):
+            yield True
+
+    def take_over(self, event_id: str) -> dict[str, Any] | None:
+        """Claim an event whose holder died; its payload when the claim is now this process's."""
+        if not self._events.claim(event_id, holder=self._holder, lease=self._lease):
+            return None
+        payload = self._events.payload(event_id)
+        if payload is None:  # claimed before payloads were kept: nothing to answer from
+            self._events.finish(event_id)
+        return payload
+
+    @contextmanager
+    def holding(self, event_id: str) -> Iterator[None]:
+        """Keep the lease alive during the block; finish the claim after it."""
+        self._keeper.hold(event_id)
+        try:
+            yield
+        finally:
+            self._keeper.release(event_id)
+            self._events.finish(event_id)
+
+    def give_up(self, event_id: str) -> None:
+        self._events.finish(event_id)
+
+
+class LeaseKeeper:
+    """Renews the leases of the claims this process holds, a third of a lease apart, on one daemon thread."""
+
+    def __init__(self, events: ProcessedEvents, *, holder: str, lease: timedelta) -> None:
+        self._events = events
+        self._holder = holder
+        self._lease = lease
+        self._held: set[str] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def hold(self, event_id: str) -> None:
+        with self._lock:
+            self._held.add(event_id)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="sourced-leases", daemon=True)
+                self._thread.start()
+
+    def release(self, event_id: str) -> None:
+        with self._lock:
+            self._held.discard(event_id)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self._lease.total_seconds() / 3)
+            with self._lock:
+                held = sorted(self._held)
+            try:
+                self._events.renew(held, holder=self._holder, lease=self._lease)
+            except Exception:  # the database may be briefly away; the next round tries again
+                log.warning("could not renew %d event leases", len(held), exc_info=True)
+
+
+class Sweeper:
+    """Takes over the events whose worker died, on one daemon thread per process, every half lease."""
+
+    def __init__(self, events: ProcessedEvents, claims: EventClaims, *, resume: Resume, lease: timedelta,
+                 give_up_after: timedelta = GIVE_UP_AFTER) -> None:
+        self._events = events
+        self._claims = claims
+        self._resume = resume
+        self._every_s = lease.total_seconds() / 2
+        self._give_up_after = give_up_after
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sourced-sweep", daemon=True)
+
+    def start(self) -> "Sweeper":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def sweep(self) -> int:
+        """One pass; returns how many events were taken over."""
+        taken = 0
+        for event_id, received_at in self._events.abandoned():
+            if datetime.now(UTC) - received_at > self._give_up_after:
+                ABANDONED.inc()
+                log.warning("event %s abandoned by its worker %s ago; not answered", event_id,
+                            datetime.now(UTC) - received_at)
+                self._claims.give_up(event_id)
+                continue
+            payload = self._claims.take_over(event_id)
+            if payload is not None:
+                RESUMED.inc()
+                log.info("event %s taken over from a worker that did not finish it", event_id)
+                self._resume(event_id, payload)
+                taken += 1
+        return taken
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._every_s):
+            try:
+                self.sweep()
+            except Exception:  # the database may be briefly away; the next round tries again
+                log.warning("the sweep for abandoned events failed", exc_info=True)
 
 
 class EventLogPurge:

@@ -53,9 +53,9 @@ class Place:
 
 class Replies:
     def __init__(self, *, sourced: Sourced, client: WebClient, identity: IdentityResolver,
-                 audience: AudiencePolicy, workers: ReplyWorkers) -> None:
+                 audience: AudiencePolicy, workers: ReplyWorkers, claims: EventClaims) -> None:
         self._sourced = sourced
-        self._events = EventClaims(sourced.processed_events)
+        self._events = claims
         self._client = client
         self._identity = identity
         self._audience = audience
@@ -83,8 +83,28 @@ class Replies:
     def mention(self, ids: SignedIds, *, event: Delivery, channel_id: str, thread_ts: str, text: str) -> None:
         """Answer in the thread, for everyone who can read the channel; say so privately if that fails.
         A redelivered event is dropped here, before any work."""
-        if not self._events.first_time(event.event_id, retry=event.retry):
+        payload = {"kind": "mention", "user_id": ids.user_id, "team_id": ids.team_id,
+                   "enterprise_id": ids.enterprise_id, "channel_id": channel_id, "thread_ts": thread_ts, "text": text}
+        with self._events.claimed(event.event_id, payload=payload, retry=event.retry) as mine:
+            if mine:
+                self._mention_or_apologise(ids, channel_id=channel_id, thread_ts=thread_ts, text=text)
+
+    def resume(self, event_id: str, payload: dict[str, Any]) -> None:
+        """Answer an event whose first worker died before replying (`bot.exactly_once.Sweeper`), on the pool."""
+        if payload.get("kind") != "mention":
+            self._events.give_up(event_id)
             return
+        ids = SignedIds(user_id=str(payload["user_id"]), team_id=payload.get("team_id"),
+                        enterprise_id=payload.get("enterprise_id"))
+
+        def work() -> None:
+            with self._events.holding(event_id):
+                self._mention_or_apologise(ids, channel_id=str(payload["channel_id"]),
+                                           thread_ts=str(payload["thread_ts"]), text=str(payload["text"]))
+
+        self._workers.submit("resume", work)
+
+    def _mention_or_apologise(self, ids: SignedIds, *, channel_id: str, thread_ts: str, text: str) -> None:
         try:
             self._answer_mention(ids, channel_id=channel_id, thread_ts=thread_ts, text=text)
         except Exception:

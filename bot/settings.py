@@ -28,6 +28,9 @@ class SlackSettings(BaseSettings):
     cache_ttl_s: float = Field(default=300.0, gt=0,
                                validation_alias=AliasChoices("SOURCED_SLACK_CACHE_TTL_S"))
     """How long user flags, user-group members and channel facts are reused before asking Slack again."""
+    event_lease_s: float = Field(default=15.0, gt=0, validation_alias=AliasChoices("SOURCED_SLACK_EVENT_LEASE_S"))
+    """How long a claim on an event outlives its worker: a question whose worker died is answered by another
+    worker about this much later (`bot.exactly_once`)."""
     http_workers: int = Field(default=2, ge=1, le=32, validation_alias=AliasChoices("SOURCED_HTTP_WORKERS"))
     http_threads: int = Field(default=8, ge=1, le=256, validation_alias=AliasChoices("SOURCED_HTTP_THREADS"))
 

@@ -18,8 +18,10 @@ from core.retrieval.embeddings import EmbeddingIngestor, build_embedder
 from core.retrieval.hybrid import HybridIndex
 from core.retrieval.index import SqliteIndex
 from core.retrieval.ingest import Ingestor
+from core.retrieval.postgres_index import PostgresIndex
 from core.storage.audit_log import SqlAuditLog
 from core.storage.database import make_engine, migrate
+from core.storage.postgres import prepare_vectors
 from core.storage.repositories import FeedbackLog, PendingClarifications, ProcessedEvents
 
 
@@ -68,6 +70,16 @@ def build_verifier(settings: Settings, model: AnswerModel) -> Verifier | None:
     return built
 
 
+def build_index(engine: Engine, embedder: Embedder | None) -> Index:
+    """The index for the database: SQLite's (FTS5, vectors in memory) or PostgreSQL's (tsvector, pgvector). On
+    PostgreSQL with an embedder, pgvector must be there: `PgvectorMissing` (one line) otherwise."""
+    if engine.dialect.name == "postgresql":
+        if embedder is not None:
+            prepare_vectors(engine)
+        return PostgresIndex(engine, embedder)
+    return HybridIndex(engine, embedder) if embedder is not None else SqliteIndex(engine)
+
+
 def bootstrap(
     settings: Settings | None = None,
     *,
@@ -90,9 +102,7 @@ def bootstrap(
     engine = make_engine(settings.database_url)
     migrate(engine)
     embedder = embedder or build_embedder(settings.embedder, settings)
-    index: Index = SqliteIndex(engine)
-    if embedder is not None:
-        index = HybridIndex(engine, embedder)
+    index = build_index(engine, embedder)
     audit_log = SqlAuditLog(engine)
     model = model or build_model(settings, embedder)
     risk = config.risk

@@ -9,15 +9,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
+from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from bot.commands.common import add_config_option
 from bot.settings import SlackSettings, SlackSettingsError, load_slack_settings
 from bot.slack_client import verify_bot_token, web_client
+from core.bootstrap import build_index
 from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config
-from core.retrieval.index import SqliteIndex
 from core.storage.database import current_revision, head_revision, make_engine
+from core.storage.postgres import installed_pgvector, pgvector_available, pgvector_problem, vector_schema_ready
 
 
 @dataclass(frozen=True)
@@ -56,29 +58,48 @@ def diagnose(settings: Settings, slack: SlackSettings, *, config_file: Any = Non
                             f"{len(config.known_gaps)} known gaps"))
     except ConfigError as error:
         checks.append(Check("configuration", False, str(error)))
-    checks += _database_and_index(settings.database_url)
+    checks += _database_and_index(settings)
     checks += _slack(slack, config)
     return checks
 
 
-def _database_and_index(url: str) -> list[Check]:
+def _database_and_index(settings: Settings) -> list[Check]:
+    url = settings.database_url
     try:
         engine = make_engine(url)
         current, head = current_revision(engine), head_revision()
     except Exception as error:  # any driver error is a finding to print, not a crash
         return [Check("database", False, f"{_safe_url(url)}: {type(error).__name__}: {error}")]
+    database = Check("database", True, f"{_safe_url(url)} at {current}")
     try:
         if current != head:
             return [Check("database", False, f"{_safe_url(url)}: schema at {current or 'nothing'}, "
                           f"expected {head}; any other command migrates it")]
-        chunks = SqliteIndex(engine).chunk_count()
+        vectors = _vectors(engine, settings)
+        if vectors is not None and not vectors.ok:
+            return [database, vectors]
+        chunks = build_index(engine, None).chunk_count()
     except Exception as error:  # same: report, don't crash
-        return [Check("database", True, f"{_safe_url(url)} at {current}"),
-                Check("index", False, f"{type(error).__name__}: {error}")]
+        return [database, Check("index", False, f"{type(error).__name__}: {error}")]
     finally:
         engine.dispose()
     index = Check("index", chunks > 0, f"{chunks} chunks" if chunks else "empty: run `sourced ingest PATH`")
-    return [Check("database", True, f"{_safe_url(url)} at {current}"), index]
+    return [database, index] + ([vectors] if vectors is not None else [])
+
+
+def _vectors(engine: Engine, settings: Settings) -> Check | None:
+    """On PostgreSQL with an embedder: pgvector there, or the line `sourced serve` would stop with."""
+    if engine.dialect.name != "postgresql" or settings.embedder == "none":
+        return None
+    with engine.connect() as connection:
+        problem = pgvector_problem(connection, database=_safe_url(settings.database_url))
+        if problem is not None:
+            return Check("vectors", False, problem)
+        version = installed_pgvector(connection) or pgvector_available(connection)
+        if not vector_schema_ready(connection):
+            return Check("vectors", True, f"pgvector {version} available; its table is made at the next start")
+        stored = connection.execute(text("SELECT count(*) FROM chunk_vectors")).scalar_one()
+    return Check("vectors", True, f"pgvector {version}, {stored} chunk vectors")
 
 
 def _slack(slack: SlackSettings, config: SourcedConfig | None) -> list[Check]:

@@ -58,6 +58,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="sourced.yml: roles, risk words, default owner, known gaps (default: none; "
                              "./sourced.yml is not read, so results do not depend on the working folder)")
+    parser.add_argument("--database", metavar="URL",
+                        help="a PostgreSQL server (SQLAlchemy URL) to evaluate on instead of SQLite: a database is "
+                             "created there for the run and dropped after (needs CREATEDB)")
     parser.add_argument("--json", action="store_true", help="print one JSON object; no progress output")
     parser.add_argument("--fail-under", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
                         help=BOUNDS_HELP)
@@ -135,8 +138,8 @@ def _evaluate(args: argparse.Namespace) -> tuple[Report, tuple[str, ...]]:
     config = load_config(args.config)
     gaps = config.gaps() + (load_known_gaps(args.known_gaps) if args.known_gaps else ())
     if args.json:
-        return run_evaluation(kb=args.kb, cases=cases, config=config, known_gaps=gaps)
-    with eval_session(kb=args.kb, config=config, known_gaps=gaps, progress=True) as session:
+        return run_evaluation(kb=args.kb, cases=cases, config=config, known_gaps=gaps, database=args.database)
+    with eval_session(kb=args.kb, config=config, known_gaps=gaps, progress=True, database=args.database) as session:
         asking = track(cases, description="asking", console=Console(stderr=True), transient=True)
         return Report(results=tuple(session.score(case) for case in asking)), session.ingest_errors
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.commands.common import add_config_option, application
+from core.storage.locks import IngestBusy
 
 
 def register(subparsers: Any) -> None:
@@ -19,7 +20,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.path.is_dir():
         print(f"sourced ingest: {args.path} is not a folder", file=sys.stderr)
         return 2
-    report = application(args).ingestor.ingest(args.path)
+    try:
+        report = application(args).ingestor.ingest(args.path)
+    except IngestBusy as error:
+        print(f"sourced ingest: {error}", file=sys.stderr)
+        return 1
     for error in report.errors:
         print(f"error: {error.path}: {error.reason}", file=sys.stderr)
     print(report.summary())

@@ -63,7 +63,7 @@ def serve_socket_mode(args: argparse.Namespace, settings: SlackSettings) -> int:
         pass
     finally:
         handler.close()  # type: ignore[no-untyped-call]  # slack_bolt leaves it unannotated
-        bot.workers.shutdown()
+        bot.close()
     return 0
 
 
@@ -91,7 +91,7 @@ def _builder(args: argparse.Namespace, settings: SlackSettings
         bot = create_bot(sourced, settings)
 
         def close() -> None:
-            bot.workers.shutdown()
+            bot.close()
             sourced.engine.dispose()
 
         return wsgi_app(bot.app), close

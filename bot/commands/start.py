@@ -8,9 +8,8 @@ from typing import Any
 from bot.commands import demo, serve
 from bot.commands.common import EXAMPLES
 from bot.settings import SlackSettingsError, load_slack_settings
-from core.bootstrap import bootstrap
+from core.bootstrap import bootstrap, build_index
 from core.config import Settings, config_path
-from core.retrieval.index import SqliteIndex
 
 SLACK_HINT = """\
 To use Sourced in Slack: create an app at api.slack.com/apps "From an app manifest" with manifest.yml,
@@ -45,7 +44,7 @@ def first_run_config() -> Path | None:
         return None
     config = EXAMPLES / "sourced.yml"
     sourced = bootstrap(config_file=config, progress=False)
-    if SqliteIndex(sourced.engine).chunk_count() == 0:
+    if build_index(sourced.engine, None).chunk_count() == 0:
         print("Nothing ingested yet: loading the example handbook (examples/handbook).", file=sys.stderr)
         sourced.ingestor.ingest(EXAMPLES / "handbook")
     sourced.engine.dispose()

@@ -1,36 +1,44 @@
-"""Speed and scale: ingest, retrieval and `ask` on a generated knowledge base, beside `rank_bm25` (the BM25
-behind LangChain's and LlamaIndex's retrievers) on the same chunks and the same tokens.
+"""Speed and scale: ingest, retrieval and `ask` on a generated knowledge base, on SQLite and, given a server, on
+PostgreSQL, beside `rank_bm25` (the BM25 behind LangChain's and LlamaIndex's retrievers) on the same chunks and
+the same tokens.
 
-With an embedder (`minilm`), ingestion includes embedding every chunk, and retrieval is the hybrid index
-(BM25 and vectors fused) that `ask` uses; without one (`none`), both are plain BM25.
+With an embedder (`minilm`), ingestion stores a vector for every chunk, and retrieval is the hybrid index (full
+text and vectors fused) that `ask` uses; without one (`none`), both are full text alone. With a vector cache
+(`core.eval.bench_vectors`) the chunks' vectors are computed once and reused by every database and run, or
+generated from stored real ones where none was computed; the ingest rate then excludes embedding, which is
+reported apart when it happens. Questions are always embedded by the model, and timed with it.
 
-Each size runs in a fresh interpreter, so the peak resident memory (`ru_maxrss`, a high-water mark) belongs
-to that size alone; it is read before the peer is built, so it is Sourced's own.
+Each size and database runs in a fresh interpreter, so the peak resident memory (`ru_maxrss`, a high-water mark)
+belongs to it alone; it is read before the peer is built, so it is Sourced's own. The peer is measured on SQLite
+only: it reads the same chunks whichever database holds them.
 """
 
 import multiprocessing
 import resource
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final, Literal
 
 from rich.console import Console
 from rich.progress import track
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, select, text
 
 from core.application.orchestrator import Question
 from core.bootstrap import Sourced, bootstrap
 from core.config import Settings, SourcedConfig
 from core.domain import EVERYONE, Audience, Principal
 from core.eval.bench_corpus import BenchCorpus, write_corpus
+from core.eval.bench_vectors import BenchVectors
 from core.eval.stats import percentile
-from core.retrieval.embeddings import CachedEmbedder
+from core.retrieval.embeddings import CachedEmbedder, EmbeddingIngestor
 from core.retrieval.index import index_body, query_terms
 from core.retrieval.ingest import IngestReport
+from core.storage.postgres import scratch_database
 from core.storage.tables import ChunkRow
 
 DEPTH: Final = 8
@@ -43,45 +51,73 @@ BenchEmbedder = Literal["none", "minilm"]
 @dataclass(frozen=True, kw_only=True)
 class BenchResult:
     chunks: int
+    database: str
     embedder: str
     ingest_chunks_per_s: float
+    embed_chunks_per_s: float | None
+    """Chunks embedded per second, when this run embedded some (else the vectors came from the cache)."""
     retrieve_p50_ms: float
     retrieve_p95_ms: float
     ask_p50_ms: float
     ask_p95_ms: float
     peak_rss_mb: float
-    peer_retrieve_p50_ms: float
-    peer_ratio: float
+    database_mb: float
+    """The database's size on disk: the SQLite file with its journal, or PostgreSQL's `pg_database_size`."""
+    peer_retrieve_p50_ms: float | None
+    peer_ratio: float | None
 
-    def as_dict(self) -> dict[str, float | str]:
+    def as_dict(self) -> dict[str, float | str | None]:
         return asdict(self)
 
 
-def bench_isolated(chunks: int, *, seed: int, embedder: BenchEmbedder = "none",
-                   progress: bool = True) -> BenchResult:
+@dataclass(frozen=True, kw_only=True)
+class BenchOptions:
+    seed: int = 7
+    embedder: BenchEmbedder = "none"
+    postgres: str | None = None
+    """A PostgreSQL server URL: the run uses a database created there (and dropped after) instead of SQLite."""
+    vector_cache: Path | None = None
+    """With `minilm`: a folder of chunk vectors reused across databases and runs (`core.eval.bench_vectors`)."""
+    compute_vectors: bool = True
+    """Embed (and cache) the chunks the cache lacks; else generate their vectors from the cached ones."""
+    peer: bool = True
+
+
+def bench_isolated(chunks: int, options: BenchOptions, *, progress: bool = True) -> BenchResult:
     """`bench` in a fresh interpreter (spawned, not forked), so its memory high-water mark is its own."""
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(bench, chunks, seed=seed, embedder=embedder, progress=progress).result()
+        return pool.submit(bench, chunks, options, progress=progress).result()
 
 
-def bench(chunks: int, *, seed: int, embedder: BenchEmbedder = "none", progress: bool = True) -> BenchResult:
-    """Generate, ingest and measure `chunks` chunks in a temporary folder, in this process."""
+def bench(chunks: int, options: BenchOptions, *, progress: bool = True) -> BenchResult:
+    """Generate, ingest and measure `chunks` chunks in a temporary folder (and database), in this process."""
     console = Console(stderr=True, quiet=not progress)
     with tempfile.TemporaryDirectory(prefix="sourced-bench-") as tmp:
         with console.status(f"writing a knowledge base of {chunks:,} chunks"):
-            corpus = write_corpus(Path(tmp) / "kb", chunks=chunks, seed=seed)
-        # The ingestor's own bars show progress (documents, then chunks embedded); no status around them.
-        sourced = bootstrap(Settings(database_url=f"sqlite:///{tmp}/bench.db", embedder=embedder),
-                            config=SourcedConfig(), known_gaps=(), progress=progress)
-        try:
-            return _measure(sourced, corpus, console, embedder)
-        finally:
-            sourced.engine.dispose()
+            corpus = write_corpus(Path(tmp) / "kb", chunks=chunks, seed=options.seed)
+        with _database(options.postgres, Path(tmp)) as url:
+            # The ingestor's own bars show progress (documents, then chunks embedded); no status around them.
+            sourced = bootstrap(Settings(database_url=url, embedder=options.embedder), config=SourcedConfig(),
+                                known_gaps=(), progress=progress)
+            try:
+                return _measure(sourced, corpus, console, options, options.vector_cache or Path(tmp) / "vectors")
+            finally:
+                sourced.engine.dispose()
 
 
-def _measure(sourced: Sourced, corpus: BenchCorpus, console: Console, embedder: BenchEmbedder) -> BenchResult:
-    ingest_s = _ingest(sourced.ingestor.ingest, corpus)
-    index = sourced.index  # what `ask` retrieves with: BM25, or the hybrid index with an embedder
+@contextmanager
+def _database(postgres: str | None, folder: Path) -> Iterator[str]:
+    if postgres is None:
+        yield f"sqlite:///{folder}/bench.db"
+        return
+    with scratch_database(postgres, prefix="sourced_bench") as url:
+        yield url
+
+
+def _measure(sourced: Sourced, corpus: BenchCorpus, console: Console, options: BenchOptions,
+             vector_cache: Path) -> BenchResult:
+    ingest_s, embedded, embed_s = _timed_ingest(sourced, corpus, options, vector_cache, progress=not console.quiet)
+    index = sourced.index  # what `ask` retrieves with: full text, or fused with the vectors with an embedder
     audience = Audience.only(ASKER)
     # Each timed question embeds its own text: the warm-up's (and the retrieval pass's) vectors are forgotten.
     cache = sourced.embedder if isinstance(sourced.embedder, CachedEmbedder) else None
@@ -91,22 +127,48 @@ def _measure(sourced: Sourced, corpus: BenchCorpus, console: Console, embedder: 
     ask = _latencies(lambda q: sourced.orchestrator.ask(Question(text=q, principal=ASKER, audience=audience)),
                      corpus.queries, console, "asking", forget=forget)
     peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    peer = _peer_latencies(sourced.engine, corpus.queries, console)
+    size_mb = _database_mb(sourced.engine)
+    peer = _peer_latencies(sourced.engine, corpus.queries, console) if options.peer else None
     return BenchResult(
-        chunks=corpus.chunks, embedder=embedder, ingest_chunks_per_s=round(corpus.chunks / ingest_s, 1),
+        chunks=corpus.chunks, database=sourced.engine.dialect.name, embedder=options.embedder,
+        ingest_chunks_per_s=round(corpus.chunks / (ingest_s - embed_s), 1),
+        embed_chunks_per_s=round(embedded / embed_s, 1) if embedded else None,
         retrieve_p50_ms=_p(retrieve, 50), retrieve_p95_ms=_p(retrieve, 95),
         ask_p50_ms=_p(ask, 50), ask_p95_ms=_p(ask, 95), peak_rss_mb=round(peak_rss_mb, 1),
-        peer_retrieve_p50_ms=_p(peer, 50), peer_ratio=round(_p(peer, 50) / max(_p(retrieve, 50), 1e-3), 1),
+        database_mb=round(size_mb, 1),
+        peer_retrieve_p50_ms=_p(peer, 50) if peer else None,
+        peer_ratio=round(_p(peer, 50) / max(_p(retrieve, 50), 1e-3), 1) if peer else None,
     )
 
 
-def _ingest(ingest: Callable[[Path], IngestReport], corpus: BenchCorpus) -> float:
+def _timed_ingest(sourced: Sourced, corpus: BenchCorpus, options: BenchOptions, vector_cache: Path,
+                  *, progress: bool) -> tuple[float, int, float]:
+    """Seconds ingesting, and how many chunks the model embedded in how many of those seconds (none when the
+    vectors came from the cache)."""
+    if sourced.embedder is None:
+        started = time.perf_counter()
+        _check(sourced.ingestor.ingest(corpus.root), corpus)
+        return time.perf_counter() - started, 0, 0.0
+    vectors = BenchVectors(sourced.embedder, vector_cache, compute=options.compute_vectors)
     started = time.perf_counter()
-    report = ingest(corpus.root)
+    _check(EmbeddingIngestor(sourced.engine, vectors, progress=progress).ingest(corpus.root), corpus)
     seconds = time.perf_counter() - started
+    vectors.save()
+    return seconds, vectors.computed, vectors.embedding_seconds
+
+
+def _check(report: IngestReport, corpus: BenchCorpus) -> None:
     if report.errors or report.chunks != corpus.chunks:
         raise RuntimeError(f"the generated knowledge base did not ingest as written: {report.summary()}")
-    return seconds
+
+
+def _database_mb(engine: Engine) -> float:
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as connection:
+            size = connection.execute(text("SELECT pg_database_size(current_database())")).scalar_one()
+        return int(size) / 2**20
+    database = Path(engine.url.database or "")
+    return sum(path.stat().st_size for path in (database, Path(f"{database}-wal")) if path.exists()) / 2**20
 
 
 def _latencies(call: Callable[[str], object], queries: Sequence[str], console: Console, label: str,

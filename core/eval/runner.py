@@ -19,6 +19,7 @@ from core.eval.cases import Case
 from core.eval.report import Report
 from core.eval.scoring import CaseResult, DocumentInfo, EvidenceSummary, asker_view, score_case
 from core.retrieval.knowledge_base import load_knowledge_base
+from core.storage.postgres import scratch_database
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,16 +50,17 @@ class EvalSession:
 @contextmanager
 def eval_session(*, kb: Path, config: SourcedConfig, known_gaps: tuple[KnownGap, ...],
                  progress: bool = False, model: AnswerModel | None = None,
-                 answerability: AnswerabilityModel | None = None) -> Iterator[EvalSession]:
+                 answerability: AnswerabilityModel | None = None, database: str | None = None
+                 ) -> Iterator[EvalSession]:
     """`config` supplies roles, risk words and the default owner; `known_gaps` replaces its gaps; `model`
     replaces the one `SOURCED_MODEL` names; `answerability` replaces the shipped answerability fit (one being
-    measured). The database lives in a temporary folder removed on exit."""
+    measured). The database is a SQLite file in a temporary folder, or with `database` (a PostgreSQL URL) a
+    database created on that server for the run; either is removed on exit."""
     default_owner = (config.default_owner,) if config.default_owner else ()
     owners = tuple(gap.owner for gap in known_gaps) + default_owner
-    with tempfile.TemporaryDirectory(prefix="sourced-eval-") as tmp:
-        sourced = bootstrap(Settings(database_url=f"sqlite:///{tmp}/eval.db"), config=config,
-                            known_gaps=known_gaps, progress=progress, model=model,
-                            answerability=answerability)
+    with _fresh_database(database) as url:
+        sourced = bootstrap(Settings(database_url=url), config=config, known_gaps=known_gaps, progress=progress,
+                            model=model, answerability=answerability)
         try:
             errors = tuple(f"{error.path}: {error.reason}" for error in sourced.ingestor.ingest(kb).errors)
             yield EvalSession(sourced=sourced, documents=knowledge_base_documents(kb), public_owners=owners,
@@ -67,11 +69,21 @@ def eval_session(*, kb: Path, config: SourcedConfig, known_gaps: tuple[KnownGap,
             sourced.engine.dispose()
 
 
-def run_evaluation(*, kb: Path, cases: Sequence[Case], config: SourcedConfig,
-                   known_gaps: tuple[KnownGap, ...]) -> tuple[Report, tuple[str, ...]]:
+def run_evaluation(*, kb: Path, cases: Sequence[Case], config: SourcedConfig, known_gaps: tuple[KnownGap, ...],
+                   database: str | None = None) -> tuple[Report, tuple[str, ...]]:
     """Every case scored, and the files that could not be ingested."""
-    with eval_session(kb=kb, config=config, known_gaps=known_gaps) as session:
+    with eval_session(kb=kb, config=config, known_gaps=known_gaps, database=database) as session:
         return Report(results=tuple(map(session.score, cases))), session.ingest_errors
+
+
+@contextmanager
+def _fresh_database(server: str | None) -> Iterator[str]:
+    if server is not None:
+        with scratch_database(server, prefix="sourced_eval") as url:
+            yield url
+        return
+    with tempfile.TemporaryDirectory(prefix="sourced-eval-") as tmp:
+        yield f"sqlite:///{tmp}/eval.db"
 
 
 def knowledge_base_documents(kb: Path) -> tuple[DocumentInfo, ...]:

@@ -1,4 +1,5 @@
-"""Retrieval: loading the knowledge base, chunking it, ingesting it, and searching it (SQLite FTS5 first)."""
+"""Retrieval: loading the knowledge base, chunking it, ingesting it, and searching it (SQLite FTS5 with vectors in
+memory, or PostgreSQL's tsvector with pgvector)."""
 
 from core.retrieval.chunking import ChunkDraft, chunk_document
 from core.retrieval.index import IndexUnavailable, SqliteIndex

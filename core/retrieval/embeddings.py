@@ -33,12 +33,14 @@ import numpy as np
 import numpy.typing as npt
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from sqlalchemy import Engine, bindparam, delete, insert, literal_column, or_, select, text
+from sqlalchemy import Engine, bindparam, literal_column, or_, select, text
 
 from core.application.ports import Embedder
 from core.config import Settings
 from core.domain import Audience, is_visible
-from core.retrieval.ingest import Ingestor, IngestReport
+from core.retrieval.chunking import ChunkDraft
+from core.retrieval.ingest import Beside, Ingestor, IngestReport
+from core.retrieval.stored_vectors import ChunkVector, store_vectors
 from core.retrieval.vector_search import (
     EXACT_LIMIT,
     ExactSearch,
@@ -268,20 +270,18 @@ def embed_pending(engine: Engine, embedder: Embedder, *, batch: int = EMBED_BATC
         embedded += len(part)  # fewer if a chunk was removed meanwhile
         vectors = as_matrix(embedding, [chunk_text_for_embedding(heading, text) for _, heading, text, _ in part])
         with engine.begin() as connection:
-            ids = [chunk_id for chunk_id, *_ in part]
-            connection.execute(delete(ChunkEmbeddingRow).where(ChunkEmbeddingRow.chunk_id.in_(ids)))
-            connection.execute(insert(ChunkEmbeddingRow), [
-                {"chunk_id": chunk_id, "model": embedder.model_id, "dim": int(vector.shape[0]),
-                 "vector": vector.astype("<f4").tobytes(), "content_hash": content_hash}
-                for (chunk_id, _, _, content_hash), vector in zip(part, vectors, strict=True)
-            ])
+            store_vectors(connection, model=embedder.model_id, vectors=[
+                ChunkVector(chunk_id=chunk_id, content_hash=content_hash, vector=vector)
+                for (chunk_id, _, _, content_hash), vector in zip(part, vectors, strict=True)])
         if progress:
             progress(min(start + batch, len(pending)), len(pending))
     return embedded
 
 
 class EmbeddingIngestor(Ingestor):
-    """The ingestor, then `embed_pending`: what ingestion changed is embedded before it returns."""
+    """The ingestor, with each new or changed document's chunks embedded before its transaction and their vectors
+    written in it; then `embed_pending` for what is still missing (another model's vectors, an older ingestion's),
+    so what ingestion changed is embedded before it returns."""
 
     def __init__(self, engine: Engine, embedder: Embedder, **kwargs: Any) -> None:
         super().__init__(engine, **kwargs)
@@ -290,11 +290,21 @@ class EmbeddingIngestor(Ingestor):
         self.embedder = embedder
         self.last_embedded = 0
 
+    def _beside(self, drafts: Sequence[ChunkDraft]) -> Beside:
+        texts = [chunk_text_for_embedding(draft.heading, draft.text) for draft in drafts]
+        matrix = as_matrix(uncached(self.embedder), texts) if texts else np.zeros((0, 0), dtype=np.float32)
+        vectors = [ChunkVector(chunk_id=draft.chunk_id, content_hash=draft.content_hash, vector=vector)
+                   for draft, vector in zip(drafts, matrix, strict=True)]
+        self.last_embedded += len(vectors)
+        return lambda connection: store_vectors(connection, model=self.embedder.model_id, vectors=vectors)
+
     def ingest(self, root: Path) -> IngestReport:
-        report = super().ingest(root)
+        self.last_embedded = 0
+        return super().ingest(root)
+
+    def _finish(self) -> None:
         with self._embedding_bar() as progress:
-            self.last_embedded = embed_pending(self._embedding_engine, self.embedder, progress=progress)
-        return report
+            self.last_embedded += embed_pending(self._embedding_engine, self.embedder, progress=progress)
 
     @contextmanager
     def _embedding_bar(self) -> Iterator[Callable[[int, int], None]]:

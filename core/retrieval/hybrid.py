@@ -62,6 +62,23 @@ def rrf(rankings: Sequence[Sequence[str]], *, k: int = RRF_K) -> dict[str, float
     return fused
 
 
+def fuse(lexical: Sequence[RetrievedChunk], nearest: Sequence[tuple[str, float]],
+         limit: int) -> list[tuple[str, float]]:
+    """The fused top `limit` (chunk id, score), best first, from BM25's hits and the (chunk id, cosine) pairs of
+    the vector search; both lists hold only chunks the audience may see."""
+    fused = rrf([[chunk.chunk_id for chunk in lexical], [chunk_id for chunk_id, _ in nearest]])
+    lexical_scores = {chunk.chunk_id: chunk.score for chunk in lexical}
+    vector_scores = {chunk_id: cosine_score(cosine) for chunk_id, cosine in nearest}
+    scores = {cid: max(lexical_scores.get(cid, 0.0), vector_scores.get(cid, 0.0)) for cid in fused}
+    if FUSION == "sum":
+        key = {cid: lexical_scores.get(cid, 0.0) + vector_scores.get(cid, 0.0) for cid in fused}
+    elif FUSION == "max":
+        key = scores
+    else:
+        key = fused
+    return [(cid, scores[cid]) for cid in sorted(fused, key=lambda cid: (-key[cid], -scores[cid], cid))[:limit]]
+
+
 class HybridIndex:
     """The `Index` port over BM25 and the stored vectors of `embedder`'s model."""
 
@@ -119,21 +136,11 @@ class HybridIndex:
 
     def _fused(self, lexical: Sequence[RetrievedChunk], nearest: Sequence[tuple[str, float]],
                audience: Audience, limit: int) -> list[RetrievedChunk]:
-        fused = rrf([[chunk.chunk_id for chunk in lexical], [chunk_id for chunk_id, _ in nearest]])
-        lexical_scores = {chunk.chunk_id: chunk.score for chunk in lexical}
-        vector_scores = {chunk_id: cosine_score(cosine) for chunk_id, cosine in nearest}
-        scores = {cid: max(lexical_scores.get(cid, 0.0), vector_scores.get(cid, 0.0)) for cid in fused}
-        if FUSION == "sum":
-            key = {cid: lexical_scores.get(cid, 0.0) + vector_scores.get(cid, 0.0) for cid in fused}
-        elif FUSION == "max":
-            key = scores
-        else:
-            key = fused
-        order = sorted(fused, key=lambda cid: (-key[cid], -scores[cid], cid))[:limit]
+        order = fuse(lexical, nearest, limit)
         known = {chunk.chunk_id: chunk for chunk in lexical}
-        missing = [cid for cid in order if cid not in known]
+        missing = [cid for cid, _ in order if cid not in known]
         known.update(self._passages(missing, audience))
-        return [_rescored(known[cid], scores[cid]) for cid in order if cid in known]
+        return [_rescored(known[cid], score) for cid, score in order if cid in known]
 
     def _passages(self, chunk_ids: Sequence[str], audience: Audience) -> dict[str, RetrievedChunk]:
         """The vector hits' passages, each checked once more against its document's current audience."""

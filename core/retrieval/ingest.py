@@ -2,7 +2,10 @@
 
 An unchanged file (same document id, same bytes) is skipped, a changed one has its chunks, roles and
 full-text rows replaced, and a document whose file is gone is removed. Each document is its own
-transaction, so a failure stores nothing half-done and the other documents still go in.
+transaction, so a failure stores nothing half-done and the other documents still go in. What a subclass adds
+beside the chunks (their vectors) is computed before that transaction and written inside it, so a reader sees
+a document's old chunks and vectors or its new ones, never a mixture. One ingestion runs at a time per
+database (`core.storage.locks`): a second one is refused with a line naming the first.
 
 A file that no longer loads (say, a typo in its front matter) is reported and its document removed: it
 fails closed, because the broken edit may have been the one that restricted its audience.
@@ -28,10 +31,15 @@ from core.retrieval.chunking import ChunkDraft, chunk_document
 from core.retrieval.index import index_body
 from core.retrieval.knowledge_base import LoadError, SourceDocument, load_knowledge_base
 from core.storage.database import supports_full_text
+from core.storage.locks import ingest_lock
+from core.storage.postgres import refresh_statistics
 from core.storage.tables import ChunkRow, DocumentRoleRow, DocumentRow
 
 _DELETE_FTS: Final = "DELETE FROM chunks_fts WHERE rowid = :rowid"
 _INSERT_FTS: Final = "INSERT INTO chunks_fts (rowid, chunk_id, body) VALUES (:rowid, :chunk_id, :body)"
+
+Beside = Callable[[Connection], None]
+"""What is written beside a document's chunks, in their transaction."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,7 +103,8 @@ class _OldChunk:
 
 
 class Ingestor:
-    """Keeps the database in step with a knowledge-base folder. Run one at a time per database."""
+    """Keeps the database in step with a knowledge-base folder. One at a time per database: a second raises
+    `IngestBusy`."""
 
     def __init__(self, engine: Engine, *, progress: bool = True,
                  now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
@@ -106,6 +115,14 @@ class Ingestor:
 
     def ingest(self, root: Path) -> IngestReport:
         """Load `root` and bring the stored documents, chunks, roles and full-text rows in line with it."""
+        with ingest_lock(self._engine):
+            report = self._ingest(root)
+            self._finish()
+            if report.added or report.updated or report.removed:
+                refresh_statistics(self._engine)
+            return report
+
+    def _ingest(self, root: Path) -> IngestReport:
         loaded = load_knowledge_base(root)
         stored = self._stored()
         tally = _Tally(errors=list(loaded.errors))
@@ -119,6 +136,14 @@ class Ingestor:
             self._guarded(Path(stored[doc_id].source_path), tally, remove)
         return tally.report(chunks=self._chunk_count())
 
+    def _beside(self, drafts: Sequence[ChunkDraft]) -> Beside:
+        """Computed before a document's transaction, run inside it after its chunks are written. Nothing here;
+        the embedding ingestor writes the chunks' vectors."""
+        return lambda _connection: None
+
+    def _finish(self) -> None:
+        """Run once the documents are in, still under the ingestion lock."""
+
     def _ingest_document(self, document: SourceDocument, previous: _Stored | None, tally: _Tally) -> None:
         if previous is not None and previous.file_sha256 == document.file_sha256:
             if previous == _fingerprint(document):
@@ -126,7 +151,9 @@ class Ingestor:
             elif self._guarded(document.path, tally, lambda c: _refresh_metadata(c, document)):
                 tally.updated.append(document.doc_id)
             return
-        if self._guarded(document.path, tally, lambda c: self._replace(c, document, tally)):
+        drafts = chunk_document(document)
+        beside = self._beside(drafts)
+        if self._guarded(document.path, tally, lambda c: self._replace(c, document, drafts, beside, tally)):
             (tally.added if previous is None else tally.updated).append(document.doc_id)
 
     def _guarded(self, path: Path, tally: _Tally, work: Callable[[Connection], None]) -> bool:
@@ -141,14 +168,15 @@ class Ingestor:
             return False
         return True
 
-    def _replace(self, connection: Connection, document: SourceDocument, tally: _Tally) -> None:
+    def _replace(self, connection: Connection, document: SourceDocument, drafts: Sequence[ChunkDraft],
+                 beside: Beside, tally: _Tally) -> None:
         old = {chunk.chunk_id: chunk for chunk in self._delete_document(connection, document.doc_id)}
-        drafts = chunk_document(document)
         connection.execute(insert(DocumentRow), [_document_row(document, self._now())])
         connection.execute(insert(DocumentRoleRow),
                            [{"doc_id": document.doc_id, "role": role} for role in sorted(document.audience)])
         if drafts:
             self._insert_chunks(connection, document.doc_id, drafts)
+            beside(connection)
         new_ids = {draft.chunk_id for draft in drafts}
         tally.changed_chunk_ids.extend(draft.chunk_id for draft in drafts if draft.chunk_id not in old
                                        or old[draft.chunk_id].content_hash != draft.content_hash)

@@ -38,7 +38,9 @@ def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(parsed)
-    return create_engine(parsed, pool_pre_ping=True)
+    # No server-side prepared statements: psycopg prepares a query after five runs, and PostgreSQL may then plan
+    # it once for any parameters, where the full-text search needs each question's terms planned as themselves.
+    return create_engine(parsed, pool_pre_ping=True, connect_args={"prepare_threshold": None})
 
 
 def _sqlite_engine(url: URL) -> Engine:

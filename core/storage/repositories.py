@@ -5,11 +5,12 @@ Concurrency is settled by the database, not by locks in Python: several workers 
 """
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Final, Literal, cast
+from typing import Any, Final, Literal, cast
 
-from sqlalchemy import Engine, delete, select
+from sqlalchemy import Engine, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -25,16 +26,79 @@ def _now() -> datetime:
 
 
 class ProcessedEvents:
-    """Slack event ids already handled, so a retried delivery (`x-slack-retry-num`) is processed once."""
+    """Slack event ids claimed by a worker, so each event is answered once across threads, processes and hosts,
+    and an answer a dead worker never finished is not lost.
+
+    A claim is a row keyed by the event id: the primary key decides who claims first, not a read. While the
+    reply is computed the claim is leased to its holder, who renews the lease; when the reply has gone it is
+    finished. A claim left unfinished with its lease run out (its worker died) may be taken over by a single
+    other claimant: an update conditioned on the expired lease, so two cannot both win it. `payload` keeps what
+    answering needs (the question and the signed ids) until the claim is finished, then is cleared.
+    """
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
-    def first_time(self, event_id: str, *, at: datetime | None = None) -> bool:
-        """True exactly once per id, across threads and workers: the primary key decides, not a read."""
+    def claim(self, event_id: str, *, holder: str, lease: timedelta, payload: dict[str, Any] | None = None,
+              at: datetime | None = None) -> bool:
+        """True when the caller now holds the event: claimed first, or taken over from a holder whose lease ran
+        out unfinished. False when it was finished, or another holder's lease still runs."""
+        now = at or _now()
         try:
             with Session(self._engine) as session, session.begin():
-                session.add(ProcessedEventRow(event_id=event_id, received_at=at or _now()))
+                session.add(ProcessedEventRow(event_id=event_id, received_at=now, lease_until=now + lease,
+                                              holder=holder, payload=payload))
+        except IntegrityError:
+            return self._take_over(event_id, holder=holder, lease=lease, now=now)
+        return True
+
+    def _take_over(self, event_id: str, *, holder: str, lease: timedelta, now: datetime) -> bool:
+        with self._engine.begin() as connection:
+            taken = connection.execute(
+                update(ProcessedEventRow)
+                .where(ProcessedEventRow.event_id == event_id, ProcessedEventRow.done_at.is_(None),
+                       ProcessedEventRow.lease_until < now)
+                .values(lease_until=now + lease, holder=holder)).rowcount
+        return taken == 1
+
+    def renew(self, event_ids: Sequence[str], *, holder: str, lease: timedelta) -> int:
+        """Extend the leases this holder still has on these events; returns how many."""
+        if not event_ids:
+            return 0
+        with self._engine.begin() as connection:
+            return connection.execute(
+                update(ProcessedEventRow)
+                .where(ProcessedEventRow.event_id.in_(event_ids), ProcessedEventRow.holder == holder,
+                       ProcessedEventRow.done_at.is_(None))
+                .values(lease_until=_now() + lease)).rowcount
+
+    def finish(self, event_id: str, *, at: datetime | None = None) -> None:
+        """The reply has gone (or was given up): never again, and the question is forgotten."""
+        with self._engine.begin() as connection:
+            connection.execute(update(ProcessedEventRow).where(ProcessedEventRow.event_id == event_id)
+                               .values(done_at=at or _now(), lease_until=None, payload=None))
+
+    def payload(self, event_id: str) -> dict[str, Any] | None:
+        with self._engine.connect() as connection:
+            found = connection.execute(select(ProcessedEventRow.payload)
+                                       .where(ProcessedEventRow.event_id == event_id)).scalar()
+        return dict(found) if found else None
+
+    def abandoned(self, *, now: datetime | None = None, limit: int = 20) -> list[tuple[str, datetime]]:
+        """Unfinished claims whose lease ran out (their worker died), oldest first, with when they came."""
+        with self._engine.connect() as connection:
+            rows = connection.execute(
+                select(ProcessedEventRow.event_id, ProcessedEventRow.received_at)
+                .where(ProcessedEventRow.done_at.is_(None), ProcessedEventRow.lease_until < (now or _now()))
+                .order_by(ProcessedEventRow.received_at).limit(limit)).all()
+        return [(event_id, received_at) for event_id, received_at in rows]
+
+    def first_time(self, event_id: str, *, at: datetime | None = None) -> bool:
+        """Claimed and finished at once: true exactly once per id (work that needs no lease)."""
+        now = at or _now()
+        try:
+            with Session(self._engine) as session, session.begin():
+                session.add(ProcessedEventRow(event_id=event_id, received_at=now, done_at=now))
         except IntegrityError:
             return False
         return True

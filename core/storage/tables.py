@@ -1,8 +1,9 @@
 """The tables of Sourced as SQLAlchemy 2 typed models, portable across SQLite and PostgreSQL.
 
 Rows never leave `core.storage` and `core.retrieval`: repositories hand out frozen dataclasses, so the domain
-stays free of the ORM. The SQLite-only full-text tables (`chunks_fts`, `chunks_fts_vocab`) are created by the
-migration, not declared here, because they have no PostgreSQL equivalent yet.
+stays free of the ORM. What one database alone has is created by the migrations, not declared here: SQLite's
+full-text tables (`chunks_fts`, `chunks_fts_vocab`), and PostgreSQL's `chunks.search_vector` column and pgvector
+tables (`core.storage.postgres`).
 """
 
 from datetime import UTC, date, datetime
@@ -155,12 +156,21 @@ class AuditEventRow(Base):
 
 
 class ProcessedEventRow(Base):
-    """A Slack event id already handled. The primary key is the cross-worker de-duplication."""
+    """A Slack event id claimed by a worker. The primary key is the cross-worker de-duplication.
+
+    While the reply is being computed the claim is leased (`lease_until`, renewed by its `holder`) and `payload`
+    holds what answering needs, the question included; when the reply has gone, `done_at` is set and `payload`
+    cleared. A claim whose lease ran out unfinished (its worker died) is taken over by the next delivery of the
+    event, or by any worker's sweep (`bot.exactly_once`)."""
 
     __tablename__ = "processed_events"
 
     event_id: Mapped[str] = mapped_column(String, primary_key=True)
     received_at: Mapped[datetime] = mapped_column(index=True)
+    done_at: Mapped[datetime | None]
+    lease_until: Mapped[datetime | None]
+    holder: Mapped[str | None] = mapped_column(String)
+    payload: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class FeedbackRow(Base):

@@ -164,7 +164,7 @@ def deploy(tmp_path: Path, slack: FakeSlack) -> Iterator[Any]:
     for server, bot, sourced in stops:
         server.shutdown()
         server.server_close()
-        bot.workers.shutdown()
+        bot.close()
         sourced.engine.dispose()
 
 

@@ -49,6 +49,8 @@ class FakeSlack:
         """Added to every Web API answer, to stand in for Slack's own latency (the benchmark uses it)."""
         self.calls: list[Call] = []
         self._lock = threading.Lock()
+        self._holds: dict[tuple[str, str], threading.Event] = {}
+        self._waiting: dict[str, int] = {}
         self._ts = itertools.count(1)
         self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         self._server.daemon_threads = True
@@ -82,6 +84,38 @@ class FakeSlack:
         """Bodies of the calls to `method` (e.g. `chat.postMessage`, `response/ask-1`), oldest first."""
         with self._lock:
             return [call.body for call in self.calls if call.method == method]
+
+    def hold(self, method: str, *, user: str) -> threading.Event:
+        """Answers to `method` about `user` wait (at most 60 s) until the returned event is set: a Web API call
+        in flight, as when a worker is killed in the middle of a question."""
+        gate = threading.Event()
+        with self._lock:
+            self._holds[(method, user)] = gate
+        return gate
+
+    def waiting(self, method: str) -> int:
+        """Calls to `method` held right now."""
+        with self._lock:
+            return self._waiting.get(method, 0)
+
+    def wait_until_waiting(self, method: str, timeout_s: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.waiting(method) == 0:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no call to {method} was held within {timeout_s}s")
+            time.sleep(POLL_S)
+
+    def _held(self, method: str, params: dict[str, Any]) -> None:
+        with self._lock:
+            gate = self._holds.get((method, str(params.get("user", ""))))
+            if gate is None:
+                return
+            self._waiting[method] = self._waiting.get(method, 0) + 1
+        try:
+            gate.wait(timeout=60)
+        finally:
+            with self._lock:
+                self._waiting[method] -= 1
 
     def wait_for(self, method: str, count: int = 1, timeout_s: float = 10.0) -> list[dict[str, Any]]:
         """Poll until `count` calls to `method` were recorded; fail the test after `timeout_s`."""
@@ -174,6 +208,7 @@ def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
                 time.sleep(fake.latency_s)
             token = (self.headers.get("Authorization") or "").removeprefix("Bearer ") or params.get("token")
             fake.record(method, params)
+            fake._held(method, params)
             self._reply(200, json.dumps(fake.answer(method, params, token)), "application/json")
 
         def _body(self) -> bytes:

@@ -1,7 +1,8 @@
-"""Databases for integration tests: SQLite in a temporary file always, PostgreSQL when configured.
+"""Databases for integration tests: SQLite in a temporary file and PostgreSQL with pgvector (the suite's own
+server, `tests/conftest.py`) always, and the machine's PostgreSQL (without pgvector) when configured.
 
-Set SOURCED_TEST_POSTGRES_URL (e.g. postgresql+psycopg://postgres@127.0.0.1:5432/test) to run the
-PostgreSQL cases; each test then gets a schema of its own, dropped afterwards.
+Set SOURCED_TEST_POSTGRES_URL (e.g. postgresql+psycopg://postgres@127.0.0.1:5432/test) to run those cases; each
+test then gets a schema of its own, dropped afterwards.
 """
 
 import os
@@ -23,14 +24,19 @@ DATABASES = [
         pytest.mark.postgres,
         pytest.mark.skipif(not POSTGRES_URL, reason="SOURCED_TEST_POSTGRES_URL is not set"),
     ]),
+    pytest.param("pgvector", id="pgvector", marks=[pytest.mark.postgres]),
 ]
 
 
 @pytest.fixture(params=DATABASES)
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """An empty database: a SQLite file, or a fresh PostgreSQL schema that is dropped after the test."""
+    """An empty database: a SQLite file, a fresh schema on the machine's PostgreSQL, or a fresh database on the
+    suite's PostgreSQL with pgvector; each is removed after the test."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'sourced.db'}"
+        return
+    if request.param == "pgvector":
+        yield request.getfixturevalue("pgvector_empty_url")
         return
     assert POSTGRES_URL is not None
     schema = f"test_{uuid.uuid4().hex[:12]}"

@@ -6,8 +6,9 @@ import pytest
 
 from bot.cli import main
 
-KEYS = ["chunks", "embedder", "ingest_chunks_per_s", "retrieve_p50_ms", "retrieve_p95_ms", "ask_p50_ms", "ask_p95_ms",
-        "peak_rss_mb", "peer_retrieve_p50_ms", "peer_ratio"]
+KEYS = ["chunks", "database", "embedder", "ingest_chunks_per_s", "embed_chunks_per_s", "retrieve_p50_ms",
+        "retrieve_p95_ms", "ask_p50_ms", "ask_p95_ms", "peak_rss_mb", "database_mb", "peer_retrieve_p50_ms",
+        "peer_ratio"]
 
 
 def test_bench_prints_one_object_per_size_with_sane_figures(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,121 @@
+"""Upgrading from every earlier revision keeps what was stored and leaves a database the index can search.
+
+Each case migrates an empty database to an older revision, stores what that revision could hold (with raw SQL,
+as an older Sourced would have written it), then migrates to the newest and checks the rows and the search.
+"""
+
+from datetime import UTC, datetime
+
+import pytest
+from alembic import command
+from sqlalchemy import Engine, inspect, text
+
+from core.bootstrap import build_index
+from core.domain import Audience, Party
+from core.storage import current_revision, head_revision, make_engine, migrate
+from core.storage.database import alembic_config
+
+EARLIER = [None, "0001", "0002", "0003"]
+STAFF = Audience(parties=(Party(),))
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+def upgrade_to(engine: Engine, revision: str) -> None:
+    with engine.begin() as connection:
+        command.upgrade(alembic_config(connection), revision)
+
+
+def downgrade_to(engine: Engine, revision: str) -> None:
+    with engine.begin() as connection:
+        command.downgrade(alembic_config(connection), revision)
+
+
+def store_as_older_sourced(engine: Engine, revision: str) -> None:
+    """A document with a restricted twin, their chunks (and SQLite full-text rows), a handled event and, from
+    0002, a stored vector."""
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.begin() as connection:
+        for doc_id, role in (("parking", "everyone"), ("bonus", "finance")):
+            connection.execute(text(
+                "INSERT INTO documents (doc_id, source_path, title, owner, file_sha256, supersedes, ingested_at) "
+                "VALUES (:doc, :path, :title, '#owners', :sha, '[]', :at)"),
+                {"doc": doc_id, "path": f"{doc_id}.md", "title": doc_id.title(), "sha": "0" * 64,
+                 "at": NOW.replace(tzinfo=None) if sqlite else NOW})
+            connection.execute(text("INSERT INTO document_roles (doc_id, role) VALUES (:doc, :role)"),
+                               {"doc": doc_id, "role": role})
+        chunks = (("parking#permits", "parking", "Parking > Permits", "A parking permit costs 40 dollars.", 1),
+                  ("bonus#rules", "bonus", "Bonus > Rules", "The bonus is paid in March.", 2))
+        for chunk_id, doc_id, heading, body, rowid in chunks:
+            connection.execute(text(
+                "INSERT INTO chunks (chunk_id, doc_id, ordinal, heading, text, content_hash, fts_rowid) "
+                "VALUES (:id, :doc, 0, :heading, :body, :hash, :rowid)"),
+                {"id": chunk_id, "doc": doc_id, "heading": heading, "body": body, "hash": "1" * 64,
+                 "rowid": rowid if sqlite else None})
+            if sqlite:
+                connection.execute(text("INSERT INTO chunks_fts (rowid, chunk_id, body) VALUES (:rowid, :id, :body)"),
+                                   {"rowid": rowid, "id": chunk_id, "body": "parking permit cost 40 dollar"
+                                    if doc_id == "parking" else "bonus paid march"})
+        connection.execute(text("INSERT INTO processed_events (event_id, received_at) VALUES ('Ev1', :at)"),
+                           {"at": NOW.replace(tzinfo=None) if sqlite else NOW})
+        if revision in {"0002", "0003"}:
+            connection.execute(text(
+                "INSERT INTO chunk_embeddings (chunk_id, model, dim, vector, content_hash) "
+                "VALUES ('parking#permits', 'old-model', 2, :vector, :hash)"), {"vector": b"\0" * 8, "hash": "1" * 64})
+
+
+@pytest.mark.parametrize("start", EARLIER, ids=lambda revision: f"from-{revision or 'nothing'}")
+def test_an_upgrade_from_an_earlier_revision_keeps_the_data_and_the_search_works(database_url: str,
+                                                                                  start: str | None) -> None:
+    engine = make_engine(database_url)
+    try:
+        if start is not None:
+            upgrade_to(engine, start)
+            store_as_older_sourced(engine, start)
+        migrate(engine)
+        assert current_revision(engine) == head_revision()
+        if start is None:
+            return
+        with engine.connect() as connection:
+            done = connection.execute(text("SELECT done_at FROM processed_events WHERE event_id = 'Ev1'")).scalar()
+            documents = connection.execute(text("SELECT count(*) FROM documents")).scalar()
+        assert done is not None, "an event handled before the upgrade must not be taken for an abandoned one"
+        assert documents == 2
+        staff = build_index(engine, None).search("how much is a parking permit?", audience=STAFF, limit=5)
+        assert [chunk.chunk_id for chunk in staff] == ["parking#permits"]
+        assert build_index(engine, None).search("when is the bonus paid?", audience=STAFF, limit=5) == []
+    finally:
+        engine.dispose()
+
+
+def test_postgres_gives_chunks_stored_before_the_upgrade_their_audience_class_and_term_counts(
+        database_url: str) -> None:
+    engine = make_engine(database_url)
+    try:
+        if engine.dialect.name != "postgresql":
+            pytest.skip("the audience classes and term counts are PostgreSQL's")
+        upgrade_to(engine, "0002")
+        store_as_older_sourced(engine, "0002")
+        migrate(engine)
+        with engine.connect() as connection:
+            classes = dict(connection.execute(text("SELECT audience_key, roles FROM audience_classes")).all())
+            keyed = connection.execute(text("SELECT count(*) FROM chunks WHERE audience_key IS NULL")).scalar()
+            permits = connection.execute(text("SELECT sum(chunks) FROM class_terms WHERE lexeme = 'permit'")).scalar()
+        assert sorted(map(tuple, classes.values())) == [("everyone",), ("finance",)]
+        assert keyed == 0
+        assert permits == 1
+    finally:
+        engine.dispose()
+
+
+def test_downgrading_to_the_previous_revision_and_back_works(database_url: str) -> None:
+    engine = make_engine(database_url)
+    try:
+        migrate(engine)
+        downgrade_to(engine, "0003")
+        assert current_revision(engine) == "0003"
+        columns = {column["name"] for column in inspect(engine).get_columns("processed_events")}
+        assert "lease_until" not in columns
+        migrate(engine)
+        assert current_revision(engine) == head_revision()
+    finally:
+        engine.dispose()

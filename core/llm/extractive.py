@@ -56,9 +56,17 @@ def answering_statements(assessment: Assessment) -> list[Statement]:
     for candidate in same_chunk[1:]:
         if len(chosen) >= MAX_CLAIMS:
             break
-        if candidate.probability >= assessment.threshold and candidate.statement not in chosen:
+        if (candidate.probability >= assessment.threshold and candidate.statement not in chosen
+                and not _about_something_else(candidate, best)):
             chosen.append(candidate.statement)
     return sorted(chosen[:MAX_CLAIMS], key=lambda statement: statement.position)
+
+
+def _about_something_else(candidate: Candidate, best: Candidate) -> bool:
+    """Another row of the same table is another record ("Staff engineer" beside the asked "Senior engineer"),
+    and a statement that swaps the asked subject's modifier where the best keeps it is about another thing."""
+    another_row = candidate.statement.row_key is not None and best.statement.row_key is not None
+    return another_row or candidate.features["modifier_replaced"] > best.features["modifier_replaced"]
 
 
 def _led_into(best: Candidate, same_chunk: Sequence[Candidate]) -> list[Statement]:

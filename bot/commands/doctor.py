@@ -9,17 +9,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from bot.commands.common import add_config_option
 from bot.settings import SlackSettings, SlackSettingsError, load_slack_settings
 from bot.slack_client import verify_bot_token, web_client
+from core.application.instructions import instruction_lines
 from core.bootstrap import build_index
 from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config
 from core.storage.database import current_revision, head_revision, make_engine
 from core.storage.postgres import installed_pgvector, pgvector_available, pgvector_problem, vector_schema_ready
+from core.storage.tables import ChunkRow
 
 
 @dataclass(frozen=True)
@@ -79,12 +81,29 @@ def _database_and_index(settings: Settings) -> list[Check]:
         if vectors is not None and not vectors.ok:
             return [database, vectors]
         chunks = build_index(engine, None).chunk_count()
+        instructions = _instructions(engine)
     except Exception as error:  # same: report, don't crash
         return [database, Check("index", False, f"{type(error).__name__}: {error}")]
     finally:
         engine.dispose()
     index = Check("index", chunks > 0, f"{chunks} chunks" if chunks else "empty: run `sourced ingest PATH`")
-    return [database, index] + ([vectors] if vectors is not None else [])
+    return [database, index, instructions] + ([vectors] if vectors is not None else [])
+
+
+def _instructions(engine: Engine) -> Check:
+    """Lines addressed to AI assistants in the indexed documents. A finding, not a failure: they are content
+    the pipeline never quotes, but the page's owner should know (`sourced ingest` names file and line)."""
+    lines, documents = 0, set()
+    with engine.connect() as connection:
+        for doc_id, chunk_text in connection.execute(select(ChunkRow.doc_id, ChunkRow.text)).yield_per(2000):
+            found = len(instruction_lines(chunk_text))
+            if found:
+                lines += found
+                documents.add(doc_id)
+    if not lines:
+        return Check("instructions", True, "no text addressed to AI assistants")
+    return Check("instructions", True, f"{lines} lines addressed to AI assistants in {len(documents)} documents "
+                 "(indexed as content, never quoted; `sourced ingest` lists them)")
 
 
 def _vectors(engine: Engine, settings: Settings) -> Check | None:

@@ -27,5 +27,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     for error in report.errors:
         print(f"error: {error.path}: {error.reason}", file=sys.stderr)
+    for line in report.instructions:
+        print(f"warning: {line}", file=sys.stderr)
     print(report.summary())
     return 1 if report.errors else 0

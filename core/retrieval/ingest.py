@@ -7,6 +7,9 @@ beside the chunks (their vectors) is computed before that transaction and writte
 a document's old chunks and vectors or its new ones, never a mixture. One ingestion runs at a time per
 database (`core.storage.locks`): a second one is refused with a line naming the first.
 
+A line written to automated readers ("Note to AI assistants: ...") is stored as the content it is and
+reported with its file and line, so the page's owner can take it out; the pipeline never quotes it.
+
 A file that no longer loads (say, a typo in its front matter) is reported and its document removed: it
 fails closed, because the broken edit may have been the one that restricted its audience.
 
@@ -27,6 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from sqlalchemy import Connection, Engine, delete, func, insert, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
 
+from core.application.instructions import instruction_lines
 from core.retrieval.chunking import ChunkDraft, chunk_document
 from core.retrieval.index import index_body
 from core.retrieval.knowledge_base import LoadError, SourceDocument, load_knowledge_base
@@ -43,6 +47,18 @@ Beside = Callable[[Connection], None]
 
 
 @dataclass(frozen=True, kw_only=True)
+class InstructionLine:
+    """A line of a knowledge-base file that speaks to an automated reader."""
+
+    path: Path
+    line: int
+
+    def __str__(self) -> str:
+        return (f"{self.path}:{self.line}: text addressed to AI assistants; it is indexed as content and never "
+                f"quoted as an answer, but consider removing it")
+
+
+@dataclass(frozen=True, kw_only=True)
 class IngestReport:
     """What one ingestion did, by document id. `changed_chunk_ids` (new or different text) and
     `removed_chunk_ids` are what a later embedding index has to recompute or forget."""
@@ -53,6 +69,7 @@ class IngestReport:
     removed: tuple[str, ...] = ()
     chunks: int = 0
     errors: tuple[LoadError, ...] = ()
+    instructions: tuple[InstructionLine, ...] = ()
     changed_chunk_ids: tuple[str, ...] = ()
     removed_chunk_ids: tuple[str, ...] = ()
 
@@ -63,6 +80,9 @@ class IngestReport:
                 f"{len(self.unchanged)} unchanged, {len(self.removed)} removed; {self.chunks} chunks")
         if self.errors:
             line += f"; {len(self.errors)} {'file' if len(self.errors) == 1 else 'files'} failed"
+        if self.instructions:
+            count = len(self.instructions)
+            line += f"; {count} {'line' if count == 1 else 'lines'} addressed to AI assistants"
         return line
 
 
@@ -75,6 +95,7 @@ class _Tally:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
+    instructions: list[InstructionLine] = field(default_factory=list)
     changed_chunk_ids: list[str] = field(default_factory=list)
     removed_chunk_ids: list[str] = field(default_factory=list)
 
@@ -82,6 +103,7 @@ class _Tally:
         return IngestReport(
             added=tuple(self.added), updated=tuple(self.updated), unchanged=tuple(self.unchanged),
             removed=tuple(self.removed), chunks=chunks, errors=tuple(self.errors),
+            instructions=tuple(self.instructions),
             changed_chunk_ids=tuple(self.changed_chunk_ids), removed_chunk_ids=tuple(self.removed_chunk_ids),
         )
 
@@ -125,7 +147,8 @@ class Ingestor:
     def _ingest(self, root: Path) -> IngestReport:
         loaded = load_knowledge_base(root)
         stored = self._stored()
-        tally = _Tally(errors=list(loaded.errors))
+        tally = _Tally(errors=list(loaded.errors),
+                       instructions=[line for document in loaded.documents for line in _instructions(document)])
         with self._progress_bar(len(loaded.documents)) as advance:
             for document in loaded.documents:
                 self._ingest_document(document, stored.get(document.doc_id), tally)
@@ -237,6 +260,12 @@ class Ingestor:
                       disable=not self._progress) as progress:
             task = progress.add_task("ingest", total=total)
             yield lambda: progress.advance(task)
+
+
+def _instructions(document: SourceDocument) -> list[InstructionLine]:
+    """Every document loaded, changed or not: the warning stands until the line is taken out."""
+    return [InstructionLine(path=document.path, line=document.body_line + number - 1)
+            for number in instruction_lines(document.body)]
 
 
 def _fingerprint(document: SourceDocument) -> _Stored:

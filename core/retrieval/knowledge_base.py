@@ -44,6 +44,8 @@ class SourceDocument:
     body: str
     file_sha256: str
     supersedes: tuple[str, ...] = ()
+    body_line: int = 1
+    """The file's line number of the body's first line (after any front matter), for messages."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -142,6 +144,7 @@ def _load_file(path: Path, relative: Path) -> SourceDocument:
         url=meta.url,
         body=body,
         file_sha256=hashlib.sha256(raw).hexdigest(),
+        body_line=text.count("\n", 0, len(text) - len(body)) + 1,
     )
 
 

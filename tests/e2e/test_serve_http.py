@@ -123,7 +123,7 @@ def test_doctor_passes_when_configuration_database_index_and_token_are_good(tmp_
     assert checked.returncode == 0, checked.stdout
     lines = checked.stdout.splitlines()
     assert [line.split(":")[0].split(maxsplit=1)[1] for line in lines] == [
-        "configuration", "database", "index", "slack token", "slack mode", "user groups"]
+        "configuration", "database", "index", "instructions", "slack token", "slack mode", "user groups"]
     assert all(line.startswith("ok") for line in lines)
     assert re.search(r"index: [1-9]\d* chunks", checked.stdout)
 

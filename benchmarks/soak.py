@@ -361,10 +361,10 @@ def main(argv: list[str] | None = None) -> int:
             slack.stop()
             if args.keep_log:
                 Path(args.keep_log).write_bytes((root / "server.log").read_bytes())
-    return report(args, world, batch, run, check(slack, world, batch), warmup)
+    return report(args, world, batch, run, check(slack, world, batch), warmup=warmup)
 
 
-def report(args: argparse.Namespace, world: World, batch: list[Question], run: Run, findings: Findings,
+def report(args: argparse.Namespace, world: World, batch: list[Question], run: Run, findings: Findings, *,
            warmup: int) -> int:
     growth = (run.rss_end_kib - run.rss_warm_kib) / run.rss_warm_kib
     commands = sum(q.command for q in batch)

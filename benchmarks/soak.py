@@ -347,7 +347,8 @@ def main(argv: list[str] | None = None) -> int:
     world = build_world(rng)
     batch = questions(rng, world, args.questions)
     warmup = args.warmup if args.warmup is not None else max(1, min(1000, args.questions // 5))
-    slack = CountingSlack(world.workspace, window=args.in_flight).start()
+    slack = CountingSlack(world.workspace, window=args.in_flight)
+    slack.start()
     with tempfile.TemporaryDirectory(prefix="sourced-soak-") as folder:
         root = Path(folder)
         env = prepare(root, world, embedder=args.embedder)

@@ -10,13 +10,16 @@ file, the fake Slack Web API and OpenAI-compatible model and embedding servers o
 | timeout                                          |                                                           |
 | the model slower than its budget                 | "I can't answer right now", once, and nothing later       |
 | Slack answers 429 with Retry-After, or a 5xx     | the reply is delivered once, after the wait               |
-| the worker killed while composing a reply        | `test_worker_killed.py`                                   |
+| a worker killed while composing a reply          | gunicorn starts another, whose sweep answers it, once     |
+| the whole server killed, then restarted          | Slack's retry is answered, once                           |
 """
 
 import hashlib
 import json
 import math
+import os
 import re
+import signal
 import sqlite3
 import threading
 import time
@@ -35,6 +38,16 @@ from core.application import refusals
 from core.config import Settings
 from tests.e2e.conftest import Deployment
 from tests.e2e.fake_slack import FakeSlack, mention_payload, send_command, send_event
+from tests.e2e.test_serve_http import environment
+from tests.e2e.test_workers_postgres import (
+    LEASE_S,
+    Worker,
+    replies_in,
+    start_worker,
+    stop,
+    wait_for_reply,
+    wait_healthy,
+)
 from tests.mrkdwn import mrkdwn_texts
 
 REFUND_QUESTION = "How many days do customers have to return items for a refund?"
@@ -260,3 +273,60 @@ def test_a_reply_recorded_as_answered_only_after_the_database_returns_is_still_p
     time.sleep(3.0)  # three leases: time for any sweep to take the event over
     assert len(slack.sent("chat.postMessage")) == 1
     assert bot.sourced.processed_events.abandoned() == []
+
+
+# -- a worker killed while composing a reply: the default deployment, SQLite and one `sourced serve --http` ---
+
+@pytest.fixture
+def served(tmp_path: Path, slack: FakeSlack) -> Iterator[tuple[Worker, dict[str, str]]]:
+    env = environment(tmp_path, slack, SOURCED_SLACK_EVENT_LEASE_S=str(LEASE_S))
+    worker = start_worker(env, tmp_path, "served")
+    try:
+        wait_healthy(worker)
+        yield worker, env
+    finally:
+        stop(worker)
+
+
+def worker_pid(worker: Worker) -> int:
+    with urllib.request.urlopen(worker.url + "/healthz", timeout=5) as response:
+        return int(json.loads(response.read())["worker"])
+
+
+def interrupted_question(worker: Worker, slack: FakeSlack, ts: str) -> dict[str, Any]:
+    """A mention whose answer stops at `users.info` (claimed, not yet answered); the caller kills something."""
+    gate = slack.hold("users.info", user="ULARA")
+    event = mention_payload(REFUND_QUESTION, user="ULARA", channel="CPUBLIC", ts=ts)
+    assert send_event(worker.url + "/slack/events", event).status == 200
+    slack.wait_until_waiting("users.info")
+    threading.Timer(1.0, gate.set).start()  # the dead worker's call returns into nothing
+    return event
+
+
+def test_a_worker_killed_while_composing_a_reply_is_replaced_and_the_question_answered_once(
+        served: tuple[Worker, dict[str, str]], slack: FakeSlack) -> None:
+    worker, _ = served
+    doomed = worker_pid(worker)
+    interrupted_question(worker, slack, "1700000800.000100")
+    os.kill(doomed, signal.SIGKILL)  # out of memory, say; gunicorn starts another worker
+    assert "30 days" in str(wait_for_reply(slack, "1700000800.000100")["blocks"])  # its sweep, no retry needed
+    assert worker_pid(worker) != doomed
+    time.sleep(LEASE_S * 3)
+    assert len(replies_in(slack, "1700000800.000100")) == 1
+
+
+def test_a_server_killed_while_composing_a_reply_answers_slacks_retry_once_after_a_restart(
+        served: tuple[Worker, dict[str, str]], slack: FakeSlack, tmp_path: Path) -> None:
+    worker, env = served
+    event = interrupted_question(worker, slack, "1700000900.000100")
+    os.killpg(worker.process.pid, signal.SIGKILL)  # the host goes
+    worker.process.wait(timeout=30)
+    restarted = start_worker(env, tmp_path, "restarted")
+    try:
+        wait_healthy(restarted)
+        assert send_event(restarted.url + "/slack/events", event, retry=1).status == 200
+        assert "30 days" in str(wait_for_reply(slack, "1700000900.000100")["blocks"])
+        time.sleep(LEASE_S * 3)
+        assert len(replies_in(slack, "1700000900.000100")) == 1
+    finally:
+        stop(restarted)

@@ -5,6 +5,8 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from sqlalchemy.exc import OperationalError
+
 from bot.commands import ask, audit, bench, demo, doctor, ingest, serve, start
 from bot.commands import eval as eval_command
 from core.config import ConfigError
@@ -34,6 +36,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PgvectorMissing as error:
         print(f"sourced: {error}", file=sys.stderr)
         return 2
+    except OperationalError as error:  # unreachable, locked past its busy timeout, out of disk: one line
+        reason = str(error.orig or error).splitlines()[0]
+        print(f"sourced {args.command}: the database is unavailable ({reason})", file=sys.stderr)
+        return 1
     return code
 
 

@@ -39,6 +39,10 @@ KEEP_EVENT_IDS: Final = timedelta(days=1)
 """Slack stops retrying an event within the hour; a day leaves a wide margin."""
 PURGE_EVERY_S: Final = 3600.0
 GIVE_UP_AFTER: Final = timedelta(minutes=15)
+FINISH_PATIENCE_S: Final = 60.0
+"""How long a worker keeps trying to record an event as answered (the database refusing writes) before it
+lets the claim go; a question is rarely answered twice, but a claim never finished would be."""
+FINISH_RETRY_S: Final = 0.5
 
 DUPLICATES: Final = Counter("sourced_slack_duplicate_events_total",
                             "Redelivered events acknowledged and dropped")
@@ -59,26 +63,32 @@ def holder_name() -> str:
 class EventClaims:
     """The exactly-once gate, with leases kept alive while this process holds them."""
 
-    def __init__(self, events: ProcessedEvents, *, lease: timedelta, holder: str | None = None) -> None:
+    def __init__(self, events: ProcessedEvents, *, lease: timedelta, holder: str | None = None,
+                 finish_patience_s: float = FINISH_PATIENCE_S) -> None:
         self._events = events
+        self._finish_patience_s = finish_patience_s
         self._lease = lease
         self._holder = holder or holder_name()
         self._keeper = LeaseKeeper(events, holder=self._holder, lease=lease)
         self._purge = EventLogPurge(events)
 
-    @contextmanager
-    def claimed(self, event_id: str, *, payload: dict[str, Any], retry: str | None = None) -> Iterator[bool]:
-        """Yields True for exactly one delivery of the event (the claim is then held, and finished after the
-        block, however it ends), False for the others."""
+    def claim(self, event_id: str, *, payload: dict[str, Any], retry: str | None = None) -> bool:
+        """True for exactly one delivery of the event, whose caller then answers it inside `holding`; False for
+        the others. Raises when the database refuses the claim (the caller tells the person)."""
         if not self._events.claim(event_id, holder=self._holder, lease=self._lease, payload=payload):
             DUPLICATES.inc()
             log.info("event %s already claimed; redelivery (retry %s) acknowledged and dropped", event_id,
                      retry or "-")
-            yield False
-            return
-        self._purge.maybe_purge()
-        with self.holding(event_id):
-            yield True
+            return False
+        try:
+            self._purge.maybe_purge()
+        except Exception:  # housekeeping; the claim is held and the question must still be answered
+            log.warning("could not forget old event ids; trying again later", exc_info=True)
+        return True
+
+    def holds(self, event_id: str) -> bool:
+        """Whether this process holds the claim right now (answering it, or finishing it)."""
+        return self._keeper.holds(event_id)
 
     def take_over(self, event_id: str) -> dict[str, Any] | None:
         """Claim an event whose holder died; its payload when the claim is now this process's."""
@@ -91,13 +101,32 @@ class EventClaims:
 
     @contextmanager
     def holding(self, event_id: str) -> Iterator[None]:
-        """Keep the lease alive during the block; finish the claim after it."""
+        """Keep the lease alive during the block; finish the claim after it, however the block ended."""
         self._keeper.hold(event_id)
         try:
             yield
         finally:
-            self._keeper.release(event_id)
-            self._events.finish(event_id)
+            try:
+                self._finish(event_id)
+            finally:
+                self._keeper.release(event_id)
+
+    def _finish(self, event_id: str) -> None:
+        """Finish the claim, trying again while the database refuses writes: an unfinished claim whose lease
+        runs out is taken over and answered a second time. Until then the claim stays held here, so this
+        process's own sweep leaves it alone."""
+        deadline = time.monotonic() + self._finish_patience_s
+        while True:
+            try:
+                self._events.finish(event_id)
+                return
+            except Exception:
+                if time.monotonic() > deadline:
+                    log.error("could not record event %s as answered for %.0f s; another worker may answer "
+                              "it again", event_id, self._finish_patience_s)
+                    raise
+                log.warning("could not record event %s as answered yet; trying again", event_id)
+                time.sleep(FINISH_RETRY_S)
 
     def give_up(self, event_id: str) -> None:
         self._events.finish(event_id)
@@ -124,6 +153,10 @@ class LeaseKeeper:
     def release(self, event_id: str) -> None:
         with self._lock:
             self._held.discard(event_id)
+
+    def holds(self, event_id: str) -> bool:
+        with self._lock:
+            return event_id in self._held
 
     def _run(self) -> None:
         while True:
@@ -160,6 +193,8 @@ class Sweeper:
         """One pass; returns how many events were taken over."""
         taken = 0
         for event_id, received_at in self._events.abandoned():
+            if self._claims.holds(event_id):  # alive here, its lease only lapsed while the database was away
+                continue
             if datetime.now(UTC) - received_at > self._give_up_after:
                 ABANDONED.inc()
                 log.warning("event %s abandoned by its worker %s ago; not answered", event_id,

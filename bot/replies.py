@@ -85,8 +85,13 @@ class Replies:
         A redelivered event is dropped here, before any work."""
         payload = {"kind": "mention", "user_id": ids.user_id, "team_id": ids.team_id,
                    "enterprise_id": ids.enterprise_id, "channel_id": channel_id, "thread_ts": thread_ts, "text": text}
-        with self._events.claimed(event.event_id, payload=payload, retry=event.retry) as mine:
-            if mine:
+        try:
+            mine = self._events.claim(event.event_id, payload=payload, retry=event.retry)
+        except Exception:  # the database refuses the claim: no answer can be promised, so say so now
+            self._tell_unavailable(ids, channel_id=channel_id, thread_ts=thread_ts)
+            raise
+        if mine:
+            with self._events.holding(event.event_id):
                 self._mention_or_apologise(ids, channel_id=channel_id, thread_ts=thread_ts, text=text)
 
     def resume(self, event_id: str, payload: dict[str, Any]) -> None:
@@ -108,11 +113,15 @@ class Replies:
         try:
             self._answer_mention(ids, channel_id=channel_id, thread_ts=thread_ts, text=text)
         except Exception:
-            unavailable = blocks.notice(blocks.UNAVAILABLE)
-            with suppress(SlackApiError, OSError):
-                self._client.chat_postEphemeral(channel=channel_id, user=ids.user_id, thread_ts=thread_ts,
-                                                text=unavailable.text, blocks=unavailable.block_dicts())
+            self._tell_unavailable(ids, channel_id=channel_id, thread_ts=thread_ts)
             raise
+
+    def _tell_unavailable(self, ids: SignedIds, *, channel_id: str, thread_ts: str) -> None:
+        """Privately, in the thread: the question will not be answered now."""
+        unavailable = blocks.notice(blocks.UNAVAILABLE)
+        with suppress(SlackApiError, OSError):
+            self._client.chat_postEphemeral(channel=channel_id, user=ids.user_id, thread_ts=thread_ts,
+                                            text=unavailable.text, blocks=unavailable.block_dicts())
 
     def _answer_mention(self, ids: SignedIds, *, channel_id: str, thread_ts: str, text: str) -> None:
         principal = self._identity.principal(ids)

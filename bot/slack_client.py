@@ -1,17 +1,26 @@
 """The Slack Web API client, built one way for every caller: the configured base URL and slack_sdk's
-retry handlers, so a 429 waits for `Retry-After` and a dropped connection is tried again."""
+retry handlers, so a 429 waits for `Retry-After`, and a dropped connection or a 500/503 is tried again.
+
+Retrying a 5xx could in principle post a reply twice (Slack failing after it stored the message); without it,
+one transient 5xx on `chat.postMessage` loses the answer and the person is only told to try again. Slack's 5xx
+answers are overwhelmingly requests it did not carry out, so the lost reply is the likelier harm."""
 
 from dataclasses import dataclass
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
 
 from bot.settings import SlackSettingsError
 
 TIMEOUT_S = 15
 RATE_LIMIT_RETRIES = 3
 CONNECTION_RETRIES = 2
+SERVER_ERROR_RETRIES = 2
 
 
 def web_client(token: str | None, *, base_url: str) -> WebClient:
@@ -22,6 +31,7 @@ def web_client(token: str | None, *, base_url: str) -> WebClient:
         retry_handlers=[
             RateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
             ConnectionErrorRetryHandler(max_retry_count=CONNECTION_RETRIES),
+            ServerErrorRetryHandler(max_retry_count=SERVER_ERROR_RETRIES),
         ],
     )
 

@@ -146,13 +146,18 @@ def deploy(tmp_path: Path, slack: FakeSlack) -> Iterator[Any]:
     """A factory: `deploy(documents=...)` starts one deployment; all are stopped at the end of the test."""
     stops: list[Any] = []
 
-    def start(documents: tuple[str, ...] | None = None, name: str = "main") -> Deployment:
-        sourced = bootstrap(Settings(database_url=f"sqlite:///{tmp_path / name}.db"), config=CONFIG,
-                            progress=False)
+    def start(documents: tuple[str, ...] | None = None, name: str = "main", *, settings: Settings | None = None,
+              slack_settings: dict[str, Any] | None = None) -> Deployment:
+        """`settings`: the core's (audit mode, model, embedder); its database URL is replaced by this test's."""
+        database_url = f"sqlite:///{tmp_path / name}.db"
+        core = (settings.model_copy(update={"database_url": database_url}) if settings is not None
+                else Settings(database_url=database_url))
+        sourced = bootstrap(core, config=CONFIG, progress=False)
         report = sourced.ingestor.ingest(write_kb(tmp_path / f"kb-{name}", documents))
         assert not report.errors
-        settings = SlackSettings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=slack.api_url)
-        bot = create_bot(sourced, settings, workers=ReplyWorkers(workers=4))
+        settings_ = SlackSettings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=slack.api_url,
+                                  **(slack_settings or {}))
+        bot = create_bot(sourced, settings_, workers=ReplyWorkers(workers=4))
         server = make_server("127.0.0.1", 0, wsgi_app(bot.app), server_class=_ThreadingWSGIServer,
                              handler_class=_QuietHandler)
         thread = threading.Thread(target=server.serve_forever, daemon=True)

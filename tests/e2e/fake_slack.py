@@ -50,6 +50,9 @@ class FakeSlack:
         self.calls: list[Call] = []
         self._lock = threading.Lock()
         self._holds: dict[tuple[str, str], threading.Event] = {}
+        self._faults: dict[str, list[tuple[int, float | None]]] = {}
+        self.faulted: list[Call] = []
+        """Calls answered with a scripted HTTP error (`fail`), kept apart from `calls`, which Slack carried out."""
         self._waiting: dict[str, int] = {}
         self._ts = itertools.count(1)
         self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
@@ -92,6 +95,20 @@ class FakeSlack:
         with self._lock:
             self._holds[(method, user)] = gate
         return gate
+
+    def fail(self, method: str, status: int, *, times: int = 1, retry_after_s: float | None = None) -> None:
+        """The next `times` calls to `method` get HTTP `status` (with `Retry-After` when given) and do nothing,
+        as Slack does when it rate-limits (429) or fails (5xx) a request."""
+        with self._lock:
+            self._faults.setdefault(method, []).extend([(status, retry_after_s)] * times)
+
+    def _fault(self, method: str, params: dict[str, Any]) -> tuple[int, float | None] | None:
+        with self._lock:
+            pending = self._faults.get(method)
+            if not pending:
+                return None
+            self.faulted.append(Call(method, params))
+            return pending.pop(0)
 
     def waiting(self, method: str) -> int:
         """Calls to `method` held right now."""
@@ -207,6 +224,13 @@ def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
             if fake.latency_s:
                 time.sleep(fake.latency_s)
             token = (self.headers.get("Authorization") or "").removeprefix("Bearer ") or params.get("token")
+            fault = fake._fault(method, params)
+            if fault is not None:
+                status, retry_after_s = fault
+                extra = {"Retry-After": f"{retry_after_s:g}"} if retry_after_s is not None else {}
+                self._reply(status, json.dumps({"ok": False, "error": "ratelimited" if status == 429
+                                                else "internal_error"}), "application/json", extra)
+                return
             fake.record(method, params)
             fake._held(method, params)
             self._reply(200, json.dumps(fake.answer(method, params, token)), "application/json")
@@ -215,11 +239,13 @@ def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             return self.rfile.read(length) if length else b""
 
-        def _reply(self, status: int, body: str, content_type: str) -> None:
+        def _reply(self, status: int, body: str, content_type: str, headers: dict[str, str] | None = None) -> None:
             data = body.encode()
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
 

@@ -121,3 +121,14 @@ def test_a_verdict_is_two_yes_or_no_answers_and_nothing_else() -> None:
                 '{"quotes_state_claims": "yes", "answers_question": "yes", "why": "x"}', "yes"):
         with pytest.raises(MalformedEnvelope):
             parse_verdict(raw)
+
+
+@pytest.mark.parametrize("raw", [
+    '{"answer": ' + "[" * 20_000,  # found by fuzzing: RecursionError out of the JSON decoder
+    '{"found": ' + "7" * 5000 + "}",  # ValueError: past the 4300-digit integer conversion limit
+    '{"found": false, "answer": "", "claims": [], "confidence": "low", "refusal_reason": null, "found": true}',
+    '{"found": false, "answer": "\\ud83d", "claims": [], "confidence": "low", "refusal_reason": null}',
+])
+def test_deep_nesting_huge_numbers_repeated_keys_and_half_surrogates_are_malformed(raw: str) -> None:
+    with pytest.raises(MalformedEnvelope):
+        parse_envelope(raw)

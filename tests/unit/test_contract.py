@@ -1,6 +1,7 @@
 """The domain's values and the application's pure checks, one behaviour per test."""
 
 import json
+import time
 
 import pytest
 
@@ -132,3 +133,11 @@ def test_a_verdict_is_two_yes_or_no_answers_and_nothing_else() -> None:
 def test_deep_nesting_huge_numbers_repeated_keys_and_half_surrogates_are_malformed(raw: str) -> None:
     with pytest.raises(MalformedEnvelope):
         parse_envelope(raw)
+
+
+def test_the_preview_of_a_100_kb_question_takes_linear_time() -> None:
+    started = time.perf_counter()
+    for hostile in ("x" * 100_000, "a." * 50_000, "1 " * 50_000):  # found by fuzzing: 77 s in the e-mail pattern
+        assert len(question_preview(hostile)) <= 80
+    assert time.perf_counter() - started < 2.0
+    assert question_preview("write to jo.smith+hr@corp.example today please") == "write to [email]…"

@@ -83,6 +83,7 @@ def create_bot(sourced: Sourced, slack_settings: SlackSettings, *, socket_mode: 
         process_before_response=True,
     )
     app.use(_provide(replies))
+    app.error(_acknowledge_and_ignore)
     for listener in LISTENERS:
         listener.register(app)
     sweeper = Sweeper(sourced.processed_events, claims, resume=replies.resume, lease=lease).start()
@@ -109,6 +110,23 @@ def _authorized_as(identity: BotIdentity, token: str) -> Callable[[], AuthorizeR
         return result
 
     return authorize
+
+
+def _acknowledge_and_ignore(error: Exception) -> BoltResponse:
+    """A signed request our listeners or Bolt's middleware could not read (found by fuzzing: `"event": null`,
+    `"authorizations": {}` answered 500, and Slack retries a 5xx with the same body). Acknowledged and
+    ignored; logged by type and place only, since an exception's message may quote the payload."""
+    log.error("signed Slack request not handled: %s at %s", type(error).__name__, _where(error))
+    return BoltResponse(status=200, body="")
+
+
+def _where(error: BaseException) -> str:
+    trace = error.__traceback__
+    while trace is not None and trace.tb_next is not None:
+        trace = trace.tb_next
+    if trace is None:
+        return "?"
+    return f"{trace.tb_frame.f_code.co_filename.rsplit('/', 1)[-1]}:{trace.tb_lineno}"
 
 
 def _provide(replies: Replies) -> Callable[[BoltContext, Callable[[], BoltResponse]], BoltResponse]:

@@ -35,6 +35,18 @@ _BOLT_LOG = logging.getLogger("sourced.slack_bolt")
 _BOLT_LOG.addFilter(_TokenNotice())
 
 
+class _NoBodies(logging.Filter):
+    """slack_sdk logs each request and response body at DEBUG; a reply's body echoes the question ("You
+    asked: ...") and the share button carries it whole. Found by tests/e2e/test_no_secrets_in_logs.py."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno > logging.DEBUG
+
+
+for _name in ("slack_sdk.web.base_client", "slack_sdk.webhook.client", "slack_bolt.context.respond.internals"):
+    logging.getLogger(_name).addFilter(_NoBodies())
+
+
 @dataclass(frozen=True, kw_only=True)
 class SlackBot:
     """The app and what outlives a request: the reply pool and the sweep for abandoned events (both stopped

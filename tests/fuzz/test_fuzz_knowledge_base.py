@@ -6,6 +6,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -55,18 +56,18 @@ NAMES = st.sampled_from(["a.md", "b.txt", "C.MD", "sub/d.md", "sub/deeper/e.txt"
 ENTRIES = st.dictionaries(NAMES, FILES | st.just(b"LINK-OUT") | st.just(b"LINK-IN"), min_size=1, max_size=5)
 
 
-_TEMPLATE: list[Path] = []
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One migrated database, copied for each example: migrating per example would be most of the cost."""
+    path = tmp_path_factory.mktemp("template") / "template.db"
+    engine = make_engine(f"sqlite:///{path}")
+    migrate(engine)
+    engine.dispose()
+    return path
 
 
-def _ingest(folder: Path, root: Path) -> IngestReport:
-    """Ingest into a copy of one migrated database: migrating per example would be most of the cost."""
-    if not _TEMPLATE:
-        template = Path(tempfile.mkdtemp(prefix="sourced-fuzz-template-")) / "template.db"
-        engine = make_engine(f"sqlite:///{template}")
-        migrate(engine)
-        engine.dispose()
-        _TEMPLATE.append(template)
-    shutil.copy(_TEMPLATE[0], folder / "kb.db")
+def _ingest(template: Path, folder: Path, root: Path) -> IngestReport:
+    shutil.copy(template, folder / "kb.db")
     engine = make_engine(f"sqlite:///{folder / 'kb.db'}")
     try:
         return Ingestor(engine, progress=False).ingest(root)
@@ -90,14 +91,15 @@ def _build(root: Path, outside: Path, entries: dict[str, bytes]) -> None:
 
 @settings(max_examples=scaled(2.0))
 @given(ENTRIES)
-def test_ingestion_never_raises_names_each_bad_file_once_and_keeps_the_others(entries: dict[str, bytes]) -> None:
+def test_ingestion_never_raises_names_each_bad_file_once_and_keeps_the_others(template: Path,
+                                                                             entries: dict[str, bytes]) -> None:
     folder = Path(tempfile.mkdtemp(prefix="sourced-fuzz-kb-"))
     try:
         root, outside = folder / "kb", folder / "outside.md"
         root.mkdir()
         outside.write_text("---\nid: outside-secret\n---\n# Outside\nNot for the index.\n", encoding="utf-8")
         _build(root, outside, entries)
-        report = _ingest(folder, root)
+        report = _ingest(template, folder, root)
         files = {path.relative_to(root) for path in root.rglob("*") if path.is_file() or path.is_symlink()}
         failed = [error.path for error in report.errors]
         assert len(failed) == len(set(failed)), report.errors  # one message per bad file
@@ -117,13 +119,13 @@ def test_ingestion_never_raises_names_each_bad_file_once_and_keeps_the_others(en
 
 @settings(max_examples=scaled(0.4))
 @given(st.integers(3, 9000))
-def test_deep_and_repeated_headings_ingest_in_bounded_time(count: int) -> None:
+def test_deep_and_repeated_headings_ingest_in_bounded_time(template: Path, count: int) -> None:
     folder = Path(tempfile.mkdtemp(prefix="sourced-fuzz-kb-"))
     try:
         (folder / "kb").mkdir()
         body = "".join(f"{'#' * (i % 6 + 1)} Same\nline {i}.\n" for i in range(count))
         (folder / "kb" / "deep.md").write_text(body, encoding="utf-8")
-        report = _ingest(folder, folder / "kb")
+        report = _ingest(template, folder, folder / "kb")
         assert report.added == ("deep",) and report.chunks == count
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -6,10 +6,8 @@ ignored. Nothing else is posted."""
 
 import itertools
 import json
-import tempfile
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 from wsgiref.simple_server import make_server
@@ -87,8 +85,8 @@ class Bench:
 
 
 @pytest.fixture(scope="module")
-def bench() -> Iterator[Bench]:
-    folder = Path(tempfile.mkdtemp(prefix="sourced-fuzz-slack-"))
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bench]:
+    folder = tmp_path_factory.mktemp("slack")
     slack = FakeSlack(workspace()).start()
     sourced = bootstrap(Settings(database_url=f"sqlite:///{folder / 'slack.db'}", embedder="none"), config=CONFIG,
                         progress=False)

@@ -43,7 +43,7 @@ class _NoBodies(logging.Filter):
         return record.levelno > logging.DEBUG
 
 
-for _name in ("slack_sdk.web.base_client", "slack_sdk.webhook.client", "slack_bolt.context.respond.internals"):
+for _name in ("slack_sdk.web.base_client", "slack_sdk.webhook.client"):  # the Web API and response_url clients
     logging.getLogger(_name).addFilter(_NoBodies())
 
 

@@ -2,6 +2,7 @@
 any text, every Unicode category, zero-width and bidirectional marks, up to 100 KB, gets one defined, audited
 outcome: an answer, a refusal, a clarification, or a clear message saying what was wrong with the text."""
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -16,6 +17,8 @@ from core.config import Settings
 from core.domain import Answered, Audience, Clarify, Principal, Refused
 from tests.e2e.conftest import CONFIG, write_kb
 
+EMBEDDER = os.environ.get("SOURCED_FUZZ_EMBEDDER", "auto")
+"""The shipped default (the offline MiniLM when installed); `none` searches plain BM25 faster."""
 STAFF = Principal(user_id="U1", roles=frozenset({"everyone"}))
 MARKS = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 """Zero-width characters, the soft hyphen, the byte-order mark and every bidirectional mark and override."""
@@ -39,8 +42,8 @@ QUESTIONS = st.one_of(
 @pytest.fixture(scope="module")
 def sourced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sourced]:
     root = tmp_path_factory.mktemp("questions")
-    built = bootstrap(Settings(database_url=f"sqlite:///{root / 'q.db'}", embedder="none"), config=CONFIG,
-                      progress=False)
+    settings = Settings(database_url=f"sqlite:///{root / 'q.db'}", embedder=EMBEDDER)  # type: ignore[arg-type]
+    built = bootstrap(settings, config=CONFIG, progress=False)
     assert not built.ingestor.ingest(write_kb(root / "kb")).errors
     yield built
     built.engine.dispose()

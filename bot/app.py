@@ -35,6 +35,18 @@ _BOLT_LOG = logging.getLogger("sourced.slack_bolt")
 _BOLT_LOG.addFilter(_TokenNotice())
 
 
+class _NoBodies(logging.Filter):
+    """slack_sdk logs each request and response body at DEBUG; a reply's body echoes the question ("You
+    asked: ...") and the share button carries it whole. Found by tests/e2e/test_no_secrets_in_logs.py."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno > logging.DEBUG
+
+
+for _name in ("slack_sdk.web.base_client", "slack_sdk.webhook.client"):  # the Web API and response_url clients
+    logging.getLogger(_name).addFilter(_NoBodies())
+
+
 @dataclass(frozen=True, kw_only=True)
 class SlackBot:
     """The app and what outlives a request: the reply pool and the sweep for abandoned events (both stopped
@@ -83,6 +95,7 @@ def create_bot(sourced: Sourced, slack_settings: SlackSettings, *, socket_mode: 
         process_before_response=True,
     )
     app.use(_provide(replies))
+    app.error(_acknowledge_and_ignore)
     for listener in LISTENERS:
         listener.register(app)
     sweeper = Sweeper(sourced.processed_events, claims, resume=replies.resume, lease=lease).start()
@@ -109,6 +122,23 @@ def _authorized_as(identity: BotIdentity, token: str) -> Callable[[], AuthorizeR
         return result
 
     return authorize
+
+
+def _acknowledge_and_ignore(error: Exception) -> BoltResponse:
+    """A signed request our listeners or Bolt's middleware could not read (found by fuzzing: `"event": null`,
+    `"authorizations": {}` answered 500, and Slack retries a 5xx with the same body). Acknowledged and
+    ignored; logged by type and place only, since an exception's message may quote the payload."""
+    log.error("signed Slack request not handled: %s at %s", type(error).__name__, _where(error))
+    return BoltResponse(status=200, body="")
+
+
+def _where(error: BaseException) -> str:
+    trace = error.__traceback__
+    while trace is not None and trace.tb_next is not None:
+        trace = trace.tb_next
+    if trace is None:
+        return "?"
+    return f"{trace.tb_frame.f_code.co_filename.rsplit('/', 1)[-1]}:{trace.tb_lineno}"
 
 
 def _provide(replies: Replies) -> Callable[[BoltContext, Callable[[], BoltResponse]], BoltResponse]:

@@ -128,7 +128,7 @@ def passage_value(passage: Passage) -> str:
 
 def passage_chunk_id(value: str) -> str | None:
     data = _json_object(value)
-    if data is None or not isinstance(data.get("c"), str):
+    if data is None or not isinstance(data.get("c"), str) or not storable(data["c"]):
         return None
     return str(data["c"])
 
@@ -205,6 +205,8 @@ def parse_clarify_value(value: str) -> ClarifyChoice | None:
     data = _json_object(value)
     if data is None or not isinstance(data.get("id"), str) or not isinstance(data.get("i"), int):
         return None
+    if not storable(data["id"]):
+        return None
     question = data.get("q")
     return ClarifyChoice(clarification_id=data["id"], index=data["i"],
                          question=question if isinstance(question, str) else None)
@@ -238,6 +240,17 @@ def replace_block(blocks: Sequence[dict[str, Any]], block_id: str, note: str) ->
 
 
 # -- helpers -------------------------------------------------------------------------------------------------
+
+def storable(text: str) -> bool:
+    """Whether `text` can be encoded, stored and looked up. Found by fuzzing: a button value carrying half a
+    UTF-16 surrogate pair (`"\\ud800"` in its JSON) failed the database lookup, and the clicker was told
+    "I can't answer right now" instead of that the button is stale."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
 
 def _json_object(value: str) -> dict[str, Any] | None:
     try:

@@ -6,7 +6,9 @@ the fork, so database connections and the reply pool are never shared between pr
 """
 
 import json
+import logging
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +24,8 @@ from bot.work import prestart
 
 if TYPE_CHECKING:
     from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
+
+log = logging.getLogger(__name__)
 
 EVENTS_PATH: Final = "/slack/events"
 ACK_SECONDS: Final = Histogram("sourced_slack_ack_seconds", "Time to answer Slack's HTTP request (the ack)",
@@ -44,11 +48,22 @@ def wsgi_app(app: App) -> "WSGIApplication":
         try:
             response: Iterable[bytes] = slack(environ, start_response)
             return response
+        except Exception as error:  # found by fuzzing: Bolt reads the body before verifying it, and raises
+            log.warning("unreadable request to %s: %s", EVENTS_PATH, type(error).__name__)  # never the body
+            return _malformed(start_response)
         finally:
             if path == EVENTS_PATH:
                 ACK_SECONDS.observe(time.perf_counter() - started)
 
     return application
+
+
+def _malformed(start_response: "StartResponse") -> Iterable[bytes]:
+    """400, with no detail: the sender is either a broken client or someone probing."""
+    body = b"malformed Slack request"
+    start_response("400 Bad Request", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))],
+                   sys.exc_info())
+    return [body]
 
 
 def _health(start_response: "StartResponse") -> Iterable[bytes]:

@@ -175,6 +175,9 @@ class Replies:
             return
         audience = self._audience.for_channel(principal, place.channel_id)
         outcome = self._ask(question, principal, audience, ids=ids, channel_id=place.channel_id)
+        if isinstance(outcome, Refused) and outcome.kind == "invalid_query":  # a tampered button: say what
+            respond(**_ephemeral(blocks.notice(outcome.text)))  # was wrong, not that the channel may not see it
+            return
         if outcome.kind != "answered":
             log.info("share withheld in %s: %s for the channel's audience (correlation %s)",
                      place.channel_id, outcome.kind, outcome.correlation_id)
@@ -193,8 +196,8 @@ class Replies:
     def feedback(self, ids: SignedIds, *, correlation_id: str, verdict: Verdict, place: Place,
                  respond: Respond) -> None:
         """Store the verdict against the reply's correlation id, and say thanks on the message."""
-        self._sourced.feedback.record(correlation_id[:64], user_reference(ids.user_id, self._user_hash_key),
-                                      verdict)
+        reference = correlation_id[:64] if blocks.storable(correlation_id) else "unreadable"  # a tampered button
+        self._sourced.feedback.record(reference, user_reference(ids.user_id, self._user_hash_key), verdict)
         self._note(place, blocks.FEEDBACK_BLOCK, blocks.THANKS, respond)
 
     def passage(self, ids: SignedIds, *, value: str, respond: Respond) -> None:

@@ -2,7 +2,7 @@
 it, no extra field."""
 
 import json
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -54,9 +54,15 @@ def parse_verdict(raw: str) -> Verdict:
 
 def _parse_object(raw: str, model: type[_Parsed]) -> _Parsed:
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as error:
         raise MalformedEnvelope(f"not a single JSON object: {error.msg} at {error.pos}") from error
+    except RecursionError:  # found by fuzzing: `[[[[...` thousands deep overflows the decoder's stack
+        raise MalformedEnvelope("not a single JSON object: nested too deeply") from None
+    except ValueError as error:  # a duplicate key, or an integer past Python's 4300-digit conversion limit
+        raise MalformedEnvelope(f"not a single JSON object: {error}") from None
+    if _has_lone_surrogate(data):
+        raise MalformedEnvelope("a string holds a lone UTF-16 surrogate (\\ud800-\\udfff), not text")
     if not isinstance(data, dict):
         raise MalformedEnvelope(f"expected an object, got {type(data).__name__}")
     try:
@@ -64,6 +70,35 @@ def _parse_object(raw: str, model: type[_Parsed]) -> _Parsed:
     except ValidationError as error:
         fields = sorted({".".join(str(p) for p in e["loc"]) or "<root>" for e in error.errors()})
         raise MalformedEnvelope(f"schema violation in {', '.join(fields)}") from error
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose key repeats is ambiguous (parsers disagree on which value wins): not one envelope."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise ValueError(f"key {key[:40]!r} appears twice")
+        data[key] = value
+    return data
+
+
+def _has_lone_surrogate(data: object) -> bool:
+    """JSON may escape half a UTF-16 pair (`"\\ud800"`): such a string cannot be stored, hashed or sent as
+    UTF-8. Walked with a stack, not recursion: the decoder already allowed the nesting to be deep."""
+    pending = [data]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+    return False
 
 
 def envelope_json_schema() -> dict[str, object]:

@@ -37,7 +37,7 @@ from core.application.ports import (
     Verifier,
 )
 from core.application.routing import OwnerRouter
-from core.application.shape import classify_shape, invalid_reason
+from core.application.shape import MAX_QUESTION_LENGTH, classify_shape, invalid_reason
 from core.domain import (
     Answered,
     Audience,
@@ -165,7 +165,7 @@ class Orchestrator:
     def _decide(self, question: Question, evidence: Evidence) -> Outcome:  # noqa: PLR0911  # one exit per pipeline step, in DESIGN order
         invalid = invalid_reason(question.text)  # 2. validate
         if invalid is not None:
-            text = INVALID_QUERY_TEXT[invalid].format(limit=len(question.text))
+            text = INVALID_QUERY_TEXT[invalid].format(limit=MAX_QUESTION_LENGTH)
             return self._refuse("invalid_query", evidence, text=text, owner=None)
 
         evidence.risk = self._risk.assess(question.text)  # 3. classify

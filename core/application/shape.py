@@ -74,7 +74,8 @@ def invalid_reason(question: str) -> InvalidReason | None:
         return "empty"
     if len(question) > MAX_QUESTION_LENGTH:
         return "too_long"
-    if any(unicodedata.category(ch) in {"Cc", "Cf"} and ch not in "\n\t" for ch in question):
+    # Cs: half a UTF-16 surrogate pair (JSON can escape one) is not text; it cannot be encoded, hashed or stored
+    if any(unicodedata.category(ch) in {"Cc", "Cf", "Cs"} and ch not in "\n\t" for ch in question):
         return "control_characters"
     return None
 

@@ -127,6 +127,9 @@ class _ChunkIds:
     def __init__(self, doc_id: str) -> None:
         self._doc_id = doc_id
         self._used: set[str] = set()
+        self._tried: dict[str, int] = {}
+        """Per base, the suffix number last taken: a taken id stays taken, so the search resumes there (found by
+        fuzzing: thousands of sections with one heading made each id scan all the earlier ones)."""
 
     def section(self, path: tuple[str, ...]) -> str:
         below_title = path[1:] or path
@@ -139,10 +142,12 @@ class _ChunkIds:
         return self._claim(f"{section_id}.{number}", ".")
 
     def _claim(self, base: str, separator: str) -> str:
-        candidate, n = base, 1
+        n = self._tried.get(base, 1)
+        candidate = base if n == 1 else f"{base}{separator}{n}"
         while candidate in self._used:
             n += 1
             candidate = f"{base}{separator}{n}"
+        self._tried[base] = n
         self._used.add(candidate)
         return candidate
 

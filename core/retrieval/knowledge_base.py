@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from core.domain import EVERYONE
 
 SUFFIXES: Final = frozenset({".md", ".txt"})
+MAX_FILE_BYTES: Final = 10_000_000
+"""A handbook page is kilobytes; past this a file is an export or a mistake, and would stall the chunker."""
 SUPERSESSION_REACH: Final = 120
 """How far after the word "supersedes" a document id may appear and still be what is superseded."""
 
@@ -102,12 +104,17 @@ def load_knowledge_base(root: Path) -> LoadResult:
     documents: list[SourceDocument] = []
     errors: list[LoadError] = []
     seen: dict[str, Path] = {}
+    inside = root.resolve()
     for path in _source_files(root):
         relative = path.relative_to(root)
         try:
+            _check_place(path, inside, relative)
             document = _load_file(path, relative)
         except InvalidDocument as error:
             errors.append(LoadError(path=relative, reason=str(error)))
+            continue
+        except OSError as error:  # unreadable, or gone since it was listed: that file's error, not the run's
+            errors.append(LoadError(path=relative, reason=f"could not be read ({error.strerror or error})"))
             continue
         if document.doc_id in seen:
             reason = f"document id {document.doc_id!r} is already used by {seen[document.doc_id]}"
@@ -125,6 +132,21 @@ def _source_files(root: Path) -> list[Path]:
     return sorted(files, key=lambda p: p.relative_to(root).as_posix())
 
 
+def _check_place(path: Path, inside: Path, relative: Path) -> None:
+    """Found by fuzzing: a symbolic link was followed wherever it led (`ln -s /etc/passwd kb/x.txt` ingested
+    the file for everyone), and a name that is not UTF-8 could not be stored."""
+    if not path.resolve().is_relative_to(inside):
+        raise InvalidDocument("is a link to a file outside the knowledge-base folder; copy the file in instead")
+    try:
+        relative.as_posix().encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidDocument("the file name is not valid UTF-8; rename the file") from None
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise InvalidDocument(f"is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit for one document; "
+                              f"split it into smaller files")
+
+
 def _load_file(path: Path, relative: Path) -> SourceDocument:
     raw = path.read_bytes()
     try:
@@ -132,6 +154,8 @@ def _load_file(path: Path, relative: Path) -> SourceDocument:
     except UnicodeDecodeError as error:
         raise InvalidDocument(f"not UTF-8 text (invalid byte at offset {error.start}); save it as UTF-8"
                               ) from None
+    if "\x00" in text:  # valid UTF-8 but binary (an image, a database); PostgreSQL cannot store NUL either
+        raise InvalidDocument(f"holds a NUL byte at offset {raw.index(0)}: a binary file, not text")
     header, body = _split_front_matter(text)
     meta = _front_matter(header)
     return SourceDocument(
@@ -192,11 +216,28 @@ def _parse_yaml(header: str) -> dict[str, Any]:
         where = f" at line {mark.line + 2}" if mark is not None else ""  # +1 for 0-based, +1 for '---'
         problem = getattr(error, "problem", None) or "invalid syntax"
         raise InvalidDocument(f"front matter is not valid YAML{where}: {problem}") from None
+    except RecursionError:  # found by fuzzing: `[[[[...` a few thousand deep overflows PyYAML's composer
+        raise InvalidDocument("front matter is not valid YAML: nested too deeply") from None
+    except ValueError as error:  # found by fuzzing: `updated: 2026-13-45` is a YAML date PyYAML cannot build
+        raise InvalidDocument(f"front matter is not valid YAML: {error}") from None
     if data is None:
         return {}
     if not isinstance(data, dict) or not all(isinstance(key, str) for key in data):
         raise InvalidDocument("front matter must be a mapping of keys to values")
+    for key, value in data.items():
+        if any(isinstance(item, str) and not _storable(item) for item in (value if isinstance(value, list)
+                                                                            else [value])):
+            raise InvalidDocument(f"front-matter key {key!r} holds a NUL or half a surrogate pair (a YAML "
+                                  f"escape such as \\0 or \\ud800), not text")
     return data
+
+
+def _storable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in text
 
 
 def _describe(error: ValidationError) -> str:

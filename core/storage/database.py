@@ -6,6 +6,7 @@ transactions so DDL is transactional too (a half-applied migration is rolled bac
 uses a single shared connection, or every session would see its own empty database.
 """
 
+import logging
 import sqlite3
 import time
 from pathlib import Path
@@ -33,22 +34,37 @@ def supports_full_text(dialect_name: str) -> bool:
     return dialect_name == "sqlite"
 
 
+class _NoRows(logging.Filter):
+    """SQLAlchemy logs every result row at DEBUG: an event claim's question, a pending clarification."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno > logging.DEBUG
+
+
+logging.getLogger("sqlalchemy.engine.Engine").addFilter(_NoRows())
+
+
 def make_engine(url: str) -> Engine:
-    """An engine for `url`, configured for Sourced's access pattern (see the module docstring)."""
+    """An engine for `url`, configured for Sourced's access pattern (see the module docstring).
+
+    `hide_parameters`: with SQL logging on (`sourced -v`), SQLAlchemy logged every statement's parameters, and
+    an error's message quoted them; they hold questions (event claims, pending clarifications) and previews."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         return _sqlite_engine(parsed)
     # No server-side prepared statements: psycopg prepares a query after five runs, and PostgreSQL may then plan
     # it once for any parameters, where the full-text search needs each question's terms planned as themselves.
-    return create_engine(parsed, pool_pre_ping=True, connect_args={"prepare_threshold": None})
+    return create_engine(parsed, pool_pre_ping=True, hide_parameters=True,
+                         connect_args={"prepare_threshold": None})
 
 
 def _sqlite_engine(url: URL) -> Engine:
     in_memory = url.database in (None, "", ":memory:")
     if in_memory:
-        engine = create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})
+        engine = create_engine(url, poolclass=StaticPool, hide_parameters=True,
+                               connect_args={"check_same_thread": False})
     else:
-        engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+        engine = create_engine(url, hide_parameters=True, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
 
     def on_connect(dbapi_connection: Any, _record: object) -> None:
         dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself, see on_begin

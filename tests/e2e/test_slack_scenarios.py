@@ -5,12 +5,13 @@ import time
 import urllib.request
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlencode
 
 from bot import blocks
 from bot.surface import Action
 from core.application import refusals
 from tests.e2e.conftest import Deployment
-from tests.e2e.fake_slack import FakeSlack, mention_payload, send_click, send_command, send_event, sign
+from tests.e2e.fake_slack import FakeSlack, mention_payload, post, send_click, send_command, send_event, sign
 from tests.mrkdwn import mrkdwn_texts
 
 SALARY_QUESTION = "What is the base salary band for a Senior Engineer?"
@@ -292,3 +293,52 @@ def test_health_and_metrics_are_served_beside_the_events(northwind: Deployment) 
         assert json.loads(health.read())["status"] == "ok"
     with urllib.request.urlopen(base + "/metrics", timeout=5) as metrics:
         assert "sourced_slack_ack_seconds" in metrics.read().decode()
+
+
+# -- malformed but signed (found by fuzzing, tests/fuzz/test_fuzz_slack.py) ----------------------------
+
+def test_a_signed_event_bolt_cannot_read_is_acknowledged_and_ignored(northwind: Deployment,
+                                                                    slack: FakeSlack) -> None:
+    for event in ({"type": "app_mention", "user": "UBOB"}, []):  # no channel, no ts; not an object
+        payload = {**mention_payload(REFUND_QUESTION, user="UALICE", channel="CPUBLIC"), "event": event}
+        assert send_event(northwind.url, payload).status == 200  # was 500, which Slack retries
+    northwind.settle()
+    assert slack.sent("chat.postMessage") == [] and slack.sent("chat.postEphemeral") == []
+
+
+def test_a_request_body_bolt_cannot_parse_is_a_400_not_a_500(northwind: Deployment) -> None:
+    for change in ({"authorizations": {"a": 1}}, {"event": None}):  # Bolt raised building its request
+        payload = {**mention_payload(REFUND_QUESTION, user="UALICE", channel="CPUBLIC"), **change}
+        assert send_event(northwind.url, payload).status == 400
+
+
+def test_a_feedback_click_on_a_message_of_another_shape_still_says_thanks(northwind: Deployment,
+                                                                         slack: FakeSlack) -> None:
+    for name, message in (("odd-blocks", {"blocks": [None, 3], "text": None}), ("odd-message", True)):
+        body = urlencode({"payload": json.dumps({
+            "type": "block_actions", "user": {"id": "UBOB", "team_id": "T0NORTHWIND"},
+            "team": {"id": "T0NORTHWIND"}, "channel": {"id": "CPUBLIC"}, "message": message,
+            "response_url": slack.response_url(name),
+            "container": {"type": "message", "message_ts": "1.000100", "channel_id": "CPUBLIC"},
+            "actions": [{"type": "button", "action_id": Action.HELPFUL, "value": "c0ffee", "action_ts": "1.2"}],
+        })})
+        assert post(northwind.url, body, content_type="application/x-www-form-urlencoded",
+                    headers=sign(body)).status == 200
+    northwind.settle()
+    for name in ("odd-blocks", "odd-message"):  # was "I can't answer right now", or nothing at all
+        assert blocks.THANKS in texts(slack.wait_for(f"response/{name}")[0])
+
+
+def test_tampered_buttons_get_the_stale_button_message_and_a_bad_shared_question_says_what_is_wrong(
+        northwind: Deployment, slack: FakeSlack) -> None:
+    clicks = {"feedback": (Action.HELPFUL, "\ud800", blocks.THANKS),  # found by fuzzing: each was "I can't
+              "passage": (Action.PASSAGE, '{"c": "\\ud800"}', blocks.PASSAGE_GONE),  # answer right now"
+              "clarify": ("sourced_clarify_0", '{"id": "\\ud800", "i": 0}', blocks.EXPIRED),
+              "share": (Action.SHARE, "x" * 1500, refusals.INVALID_QUERY_TOO_LONG.format(limit=1000))}
+    for name, (action_id, value, _) in clicks.items():
+        reply = send_click(northwind.url, user="UBOB", action_id=action_id, value=value, channel="CPUBLIC",
+                           response_url=slack.response_url(name), ephemeral=True)
+        assert reply.status == 200
+    northwind.settle()
+    for name, (_, _, expected) in clicks.items():
+        assert texts(slack.wait_for(f"response/{name}")[0]) == expected

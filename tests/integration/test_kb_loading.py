@@ -157,3 +157,40 @@ def test_two_editions_dated_the_same_day_decide_nothing(tmp_path: Path) -> None:
 def test_a_missing_folder_is_an_error_not_an_empty_knowledge_base(tmp_path: Path) -> None:
     with pytest.raises(NotADirectoryError):
         load_knowledge_base(tmp_path / "missing")
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ("---\nupdated: 2026-13-45\n---\nbody\n", "month must be in 1..12"),  # found by fuzzing: ValueError escaped
+    ("---\ntitle: " + "[" * 5000 + "\n---\nbody\n", "nested too deeply"),  # RecursionError escaped
+    ('---\ntitle: "Refunds \\0"\n---\nbody\n', "holds a NUL"),
+    ('---\naudience: ["\\ud800"]\n---\nbody\n', "half a surrogate pair"),
+    ("# Scan\x00\x01\x02\nbody\n", "NUL byte at offset 6"),
+])
+def test_hostile_front_matter_and_binary_text_are_one_error_each_and_the_rest_loads(
+        tmp_path: Path, content: str, expected: str) -> None:
+    write(tmp_path, "travel.md", TRAVEL)
+    write(tmp_path, "bad.md", content)
+    result = load_knowledge_base(tmp_path)
+    assert expected in only_error(result) and result.errors[0].path == Path("bad.md")
+    assert [document.doc_id for document in result.documents] == ["travel-expenses"]
+
+
+def test_a_link_out_of_the_folder_is_refused(tmp_path: Path) -> None:
+    secret = write(tmp_path, "elsewhere/passwords.txt", "root:hunter2\n")
+    root = tmp_path / "kb"
+    write(root, "travel.md", TRAVEL)
+    (root / "passwords.md").symlink_to(secret)  # found by fuzzing: followed and ingested for everyone
+    result = load_knowledge_base(root)
+    assert "outside the knowledge-base folder" in only_error(result)
+    assert result.errors[0].path == Path("passwords.md")
+    assert "hunter2" not in "".join(document.body for document in result.documents)
+
+
+def test_a_file_over_the_size_limit_is_refused_without_being_read(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("core.retrieval.knowledge_base.MAX_FILE_BYTES", 1000)
+    write(tmp_path, "travel.md", TRAVEL)
+    write(tmp_path, "export.md", "word " * 1000)
+    result = load_knowledge_base(tmp_path)
+    assert "5,000 bytes, over the 1,000-byte limit" in only_error(result)
+    assert [document.doc_id for document in result.documents] == ["travel-expenses"]

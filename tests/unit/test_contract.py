@@ -1,6 +1,7 @@
 """The domain's values and the application's pure checks, one behaviour per test."""
 
 import json
+import time
 
 import pytest
 
@@ -121,3 +122,22 @@ def test_a_verdict_is_two_yes_or_no_answers_and_nothing_else() -> None:
                 '{"quotes_state_claims": "yes", "answers_question": "yes", "why": "x"}', "yes"):
         with pytest.raises(MalformedEnvelope):
             parse_verdict(raw)
+
+
+@pytest.mark.parametrize("raw", [
+    '{"answer": ' + "[" * 20_000,  # found by fuzzing: RecursionError out of the JSON decoder
+    '{"found": ' + "7" * 5000 + "}",  # ValueError: past the 4300-digit integer conversion limit
+    '{"found": false, "answer": "", "claims": [], "confidence": "low", "refusal_reason": null, "found": true}',
+    '{"found": false, "answer": "\\ud83d", "claims": [], "confidence": "low", "refusal_reason": null}',
+])
+def test_deep_nesting_huge_numbers_repeated_keys_and_half_surrogates_are_malformed(raw: str) -> None:
+    with pytest.raises(MalformedEnvelope):
+        parse_envelope(raw)
+
+
+def test_the_preview_of_a_100_kb_question_takes_linear_time() -> None:
+    started = time.perf_counter()
+    for hostile in ("x" * 100_000, "a." * 50_000, "1 " * 50_000):  # found by fuzzing: 77 s in the e-mail pattern
+        assert len(question_preview(hostile)) <= 80
+    assert time.perf_counter() - started < 2.0
+    assert question_preview("write to jo.smith+hr@corp.example today please") == "write to [email]…"

@@ -357,3 +357,17 @@ def test_a_verifier_no_or_a_verdict_it_cannot_give_refuses(verdict: str | Except
     outcome, harness, _ = verified(verdict)
     assert isinstance(outcome, Refused) and outcome.kind == kind
     assert harness.audit.records[-1].detail == detail
+
+
+def test_a_question_past_the_limit_is_told_the_limit_not_its_own_length() -> None:
+    outcome = Harness().ask("refund " * 20_000)  # found by fuzzing: "under 140000 characters"
+    assert outcome.kind == "invalid_query"
+    assert outcome.text == refusals.INVALID_QUERY_TOO_LONG.format(limit=1000)
+
+
+def test_half_a_surrogate_pair_is_an_invalid_question_and_is_still_audited() -> None:
+    harness = Harness()
+    outcome = harness.ask("how many days for a refund \ud83d?")  # found by fuzzing: the audit write failed
+    assert outcome.kind == "invalid_query" and outcome.text == refusals.INVALID_QUERY_CONTROL
+    assert [record.kind for record in harness.audit.records] == ["invalid_query"]
+    assert "\ud83d" not in harness.audit.records[0].question_preview

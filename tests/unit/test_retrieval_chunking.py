@@ -3,6 +3,7 @@
 import hashlib
 import itertools
 import re
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -138,3 +139,13 @@ def test_a_table_is_never_split_inside_a_row_and_repeats_its_header() -> None:
 
 def test_an_empty_document_has_no_chunks() -> None:
     assert chunk_document(replace(document(), body="# Leave Policy\n\n## Nothing here\n")) == []
+
+
+def test_thousands_of_sections_with_one_heading_get_distinct_ids_in_linear_time() -> None:
+    body = "".join(f"## Same\nline {i}.\n" for i in range(8000))  # found by fuzzing: quadratic id search
+    document = SourceDocument(doc_id="d", path=Path("d.md"), title="D", owner=None, audience=frozenset(),
+                              updated=None, url=None, body=body, file_sha256="x")
+    started = time.perf_counter()
+    ids = [draft.chunk_id for draft in chunk_document(document)]
+    assert time.perf_counter() - started < 3.0
+    assert len(set(ids)) == 8000 and ids[:3] == ["d#same", "d#same-2", "d#same-3"]

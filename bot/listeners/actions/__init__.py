@@ -60,16 +60,29 @@ def choose_reading(ack: Ack, body: dict[str, Any], context: BoltContext, respond
 
 def clicked(body: dict[str, Any]) -> tuple[str, str, Place]:
     """The clicked button's action id and value, and where it was clicked."""
-    action = (body.get("actions") or [{}])[0]
+    actions = body.get("actions")
+    action = _object(actions[0] if isinstance(actions, list) and actions else None)
     return str(action.get("action_id") or ""), str(action.get("value") or ""), clicked_place(body)
 
 
 def clicked_place(body: dict[str, Any]) -> Place:
-    """Where the click happened, from the signed payload."""
-    container = body.get("container") or {}
-    message = body.get("message") or {}
-    channel = body.get("channel") or {}
-    return Place(channel_id=channel.get("id") or container.get("channel_id"),
-                 message_ts=container.get("message_ts") or message.get("ts"),
-                 is_ephemeral=bool(container.get("is_ephemeral")),
-                 blocks=tuple(message.get("blocks") or ()), text=str(message.get("text") or ""))
+    """Where the click happened, from the signed payload. Found by fuzzing: a field of another shape than
+    Slack's (`"message": true`, a block that is not an object) raised, and the clicker heard nothing or got
+    "I can't answer right now"; such a field now counts as absent."""
+    container = _object(body.get("container"))
+    message = _object(body.get("message"))
+    channel = _object(body.get("channel"))
+    shown = message.get("blocks")
+    return Place(channel_id=_id(channel.get("id")) or _id(container.get("channel_id")),
+                 message_ts=_id(container.get("message_ts")) or _id(message.get("ts")),
+                 is_ephemeral=container.get("is_ephemeral") is True,
+                 blocks=tuple(block for block in shown if isinstance(block, dict)) if isinstance(shown, list) else (),
+                 text=message.get("text") if isinstance(message.get("text"), str) else "")
+
+
+def _object(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _id(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None

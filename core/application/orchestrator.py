@@ -4,7 +4,7 @@ import copy
 import logging
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from core.application import refusals
@@ -37,7 +37,7 @@ from core.application.ports import (
     Verifier,
 )
 from core.application.routing import OwnerRouter
-from core.application.shape import MAX_QUESTION_LENGTH, classify_shape, invalid_reason
+from core.application.shape import MAX_QUESTION_LENGTH, classify_shape, invalid_reason, visible_text
 from core.domain import (
     Answered,
     Audience,
@@ -156,6 +156,7 @@ class Orchestrator:
 
     def ask_with_evidence(self, question: Question) -> tuple[Outcome, Evidence]:
         started = self._clock.monotonic()
+        question = replace(question, text=visible_text(question.text))
         evidence = Evidence(correlation_id=question.correlation_id or self._new_id())
         outcome = self._decide(question, evidence)
         return self._finish(question, outcome, evidence, started), evidence

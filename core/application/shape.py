@@ -68,14 +68,21 @@ _BALANCE: Final = re.compile(r"\b(?:do|have|does)\s+(?:i|we|you|he|she|they)\s+(
 """The asker's running balance: a record about one person, kept in a system, not a document."""
 
 
+def visible_text(question: str) -> str:
+    """The question without invisible formatting marks (Unicode Cf: zero-width joiners inside emoji, the
+    right-to-left marks of Arabic and Hebrew text, soft hyphens, a byte-order mark, bidirectional overrides).
+    They carry no words, and text pasted from documents and chat clients is full of them."""
+    return "".join(ch for ch in question if unicodedata.category(ch) != "Cf")
+
+
 def invalid_reason(question: str) -> InvalidReason | None:
-    """Why the text is not a question we accept, or None when it is."""
+    """Why the text (already `visible_text`) is not a question we accept, or None when it is."""
     if not question.strip():
         return "empty"
     if len(question) > MAX_QUESTION_LENGTH:
         return "too_long"
     # Cs: half a UTF-16 surrogate pair (JSON can escape one) is not text; it cannot be encoded, hashed or stored
-    if any(unicodedata.category(ch) in {"Cc", "Cf", "Cs"} and ch not in "\n\t" for ch in question):
+    if any(unicodedata.category(ch) in {"Cc", "Cs"} and ch not in "\n\t" for ch in question):
         return "control_characters"
     return None
 

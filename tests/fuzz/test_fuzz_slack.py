@@ -23,7 +23,7 @@ from bot.settings import SlackSettings
 from bot.surface import Action, clarify_action_id
 from bot.work import ReplyWorkers
 from core.application import refusals
-from core.application.shape import invalid_reason
+from core.application.shape import invalid_reason, visible_text
 from core.bootstrap import bootstrap
 from core.config import Settings
 from tests.e2e.conftest import CONFIG, Deployment, _QuietHandler, _ThreadingWSGIServer, workspace, write_kb
@@ -242,7 +242,7 @@ def test_a_click_with_a_tampered_value_gets_exactly_one_message_and_never_a_cras
     assert len(posted) == 1, posted
     shown = json.dumps(posted[0][1])
     assert blocks.UNAVAILABLE not in shown, posted  # a tampered value is ours to explain, not an outage
-    invalid = invalid_reason(json.loads(json.dumps(click["value"])))  # as Bolt reads it: a pair joins
+    invalid = invalid_reason(visible_text(json.loads(json.dumps(click["value"]))))  # as Bolt reads it
     if click["action_id"] == Action.SHARE and invalid is not None:  # what was wrong, not "the channel may not see"
         expected = refusals.INVALID_QUERY_TOO_LONG.format(limit=1000) if invalid == "too_long" else {
             "empty": refusals.INVALID_QUERY_EMPTY, "control_characters": refusals.INVALID_QUERY_CONTROL}[invalid]

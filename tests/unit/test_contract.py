@@ -8,7 +8,7 @@ import pytest
 from core.application.audit import question_preview
 from core.application.checks import Supported, Unsupported, claim_support, content_overlap
 from core.application.envelope import EnvelopeClaim, MalformedEnvelope, parse_envelope, parse_verdict
-from core.application.shape import invalid_reason
+from core.application.shape import invalid_reason, visible_text
 from core.domain import (
     Answered,
     Audience,
@@ -102,6 +102,13 @@ def test_a_question_is_invalid_when_empty_too_long_or_full_of_control_characters
     assert invalid_reason("a" * 1001) == "too_long"
     assert invalid_reason("refund\x07?") == "control_characters"
     assert invalid_reason("What is the refund window?\n") is None
+
+
+def test_invisible_formatting_marks_are_dropped_not_refused() -> None:
+    # a right-to-left mark from a Hebrew keyboard, a zero-width joiner inside an emoji, a soft hyphen from a PDF
+    assert visible_text("\u200fמה מדיניות ההחזרים?") == "מה מדיניות ההחזרים?"
+    assert visible_text("re\u00adfund window \U0001f469\u200d\U0001f4bb?") == "refund window \U0001f469\U0001f4bb?"
+    assert invalid_reason(visible_text("\u202erefund\u202c window?")) is None
 
 
 def test_a_claims_quote_is_optional_so_older_prompts_still_parse() -> None:

@@ -371,3 +371,10 @@ def test_half_a_surrogate_pair_is_an_invalid_question_and_is_still_audited() -> 
     assert outcome.kind == "invalid_query" and outcome.text == refusals.INVALID_QUERY_CONTROL
     assert [record.kind for record in harness.audit.records] == ["invalid_query"]
     assert "\ud83d" not in harness.audit.records[0].question_preview
+
+
+def test_a_question_with_invisible_marks_is_answered_as_without_them() -> None:
+    plain = Harness().ask("how many days for a refund?")
+    marked = Harness().ask("how many\u200b days for a re\u00adfund?\u200f")
+    assert marked.kind == plain.kind != "invalid_query"
+    assert marked.text == plain.text

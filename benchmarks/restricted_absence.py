@@ -58,7 +58,12 @@ def first_difference(left: Any, right: Any, path: str = "") -> str | None:
             if found:
                 return found
         return None
-    return None if left == right else f"{path}: {str(left)[:120]!r} != {str(right)[:120]!r}"
+    if left == right:
+        return None
+    a, b = str(left), str(right)
+    at = next((n for n, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    start = max(0, at - 40)  # where the two first differ, with some context
+    return f"{path}: {a[start:at + 80]!r} != {b[start:at + 80]!r}"
 
 
 def visible_copy(kb: Path, destination: Path, audience: Audience) -> Path:

@@ -1,7 +1,7 @@
-"""Vector search alone: `VectorStore.search` over N vectors of 384 dimensions with an audience mask, exact and
-through the inverted-file index, to see up to which size exact search stays fast and what the index costs in
-build time and recall. No Sourced database is written: the store's vectors are set directly, so only the
-search itself is timed (the mask, the scan, the top-k).
+"""Vector search alone: `VectorStore.search` over N vectors of 384 dimensions in audience-class partitions, exact
+and through inverted-file indexes (one per partition), to see up to which size exact search stays fast and what
+the indexes cost in build time and recall. No Sourced database is written: the store's vectors are set directly,
+so only the search itself is timed (the visible partitions' scans, the merged top-k).
 
     .venv/bin/python -m benchmarks.vector_search --sizes 100000 300000 1000000
     .venv/bin/python -m benchmarks.vector_search --vectors-from bench.db --sizes 100000 300000
@@ -17,12 +17,13 @@ about half the rows are searched. Queries are stored vectors with noise (a quest
 import argparse
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from core.domain import EVERYONE, Audience, Principal
-from core.retrieval.embeddings import MINILM_DIM, VectorStore, _Vectors, normalise
+from core.retrieval.embeddings import MINILM_DIM, VectorStore, _Partition, _Vectors, normalise
 from core.retrieval.vector_search import ExactSearch, InvertedFileSearch, Matrix, RowSearch
 
 CHUNKS_PER_DOCUMENT = 10
@@ -35,7 +36,6 @@ class FixedVectorStore(VectorStore):
 
     def __init__(self, vectors: _Vectors) -> None:
         self._fixed = vectors
-        self._visible = {}
 
     def _current(self) -> _Vectors:
         return self._fixed
@@ -57,13 +57,19 @@ def vectors_of_size(size: int, source: Matrix | None, rng: np.random.Generator) 
     return normalise(picked)
 
 
-def store_over(rows: RowSearch, size: int, rng: np.random.Generator) -> FixedVectorStore:
+def store_over(build: Callable[[Matrix], RowSearch], matrix: Matrix,
+               rng: np.random.Generator) -> FixedVectorStore:
+    """The vectors in one partition per audience class, as the store keeps them, each searched by `build`'s."""
+    size = int(matrix.shape[0])
     documents = (size + CHUNKS_PER_DOCUMENT - 1) // CHUNKS_PER_DOCUMENT
     kinds = (frozenset({EVERYONE}), frozenset({"hr"}), frozenset({"legal"}))
-    audiences = tuple(kinds[int(k)] for k in rng.choice(3, size=documents, p=(0.5, 0.25, 0.25)))
-    return FixedVectorStore(_Vectors(
-        chunk_ids=tuple(f"c{n}" for n in range(size)), rows=rows,
-        doc_index=(np.arange(size) // CHUNKS_PER_DOCUMENT).astype(np.int32), doc_audiences=audiences))
+    of_document = rng.choice(3, size=documents, p=(0.5, 0.25, 0.25))
+    of_row = of_document[np.arange(size) // CHUNKS_PER_DOCUMENT]
+    partitions = []
+    for kind, roles in enumerate(kinds):
+        rows = np.flatnonzero(of_row == kind)
+        partitions.append(_Partition(roles=roles, chunk_ids=tuple(f"c{n}" for n in rows), rows=build(matrix[rows])))
+    return FixedVectorStore(_Vectors(partitions=tuple(partitions)))
 
 
 def timed(store: FixedVectorStore, queries: Matrix, audience: Audience) -> tuple[float, float, list[set[str]]]:
@@ -94,12 +100,12 @@ def main() -> None:
         queries = normalise(matrix[rng.choice(size, args.queries)]
                             + rng.standard_normal((args.queries, matrix.shape[1]), dtype=np.float32) * 0.05)
         audiences = np.random.default_rng(size)
-        exact = timed(store_over(ExactSearch(matrix), size, audiences), queries, asker)
+        exact = timed(store_over(ExactSearch, matrix, audiences), queries, asker)
         started = time.perf_counter()
-        inverted_file = InvertedFileSearch.of(matrix)
+        inverted_files = store_over(InvertedFileSearch.of, matrix, np.random.default_rng(size))
         build = time.perf_counter() - started
         del matrix
-        approximate = timed(store_over(inverted_file, size, np.random.default_rng(size)), queries, asker)
+        approximate = timed(inverted_files, queries, asker)
         recall = np.mean([len(a & e) / max(len(e), 1) for a, e in zip(approximate[2], exact[2], strict=True)])
         print(f"{size:>9,} {exact[0]:>10.2f} {exact[1]:>10.2f} {build:>12.1f} {approximate[0]:>8.2f} "
               f"{approximate[1]:>8.2f} {recall:>10.3f}", flush=True)

@@ -13,9 +13,10 @@ Vectors are stored per chunk with the model id and the chunk's content hash (`ch
 files embeds nothing (a changed file's chunks are all re-embedded: ingestion replaces them, and the
 vectors go with them by cascade), and switching model re-embeds instead of mixing vectors of two models.
 
-The vectors are held in memory (at 384 float32 dimensions about 1.5 kB a chunk; 100k chunks are 150 MB) and
-searched exactly on NumPy up to 20k chunks, through an inverted-file index beyond (`vector_search` has the
-measurements).
+The vectors are held in memory (at 384 float32 dimensions about 1.5 kB a chunk; 100k chunks are 150 MB), in one
+partition per audience class (the documents' roles), each searched exactly on NumPy up to 20k chunks, through an
+inverted-file index of its own beyond (`vector_search` has the measurements); an audience searches the partitions
+it may see.
 """
 
 import importlib.util
@@ -33,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from sqlalchemy import Engine, bindparam, literal_column, or_, select, text
+from sqlalchemy import Engine, bindparam, or_, select, text
 
 from core.application.ports import Embedder
 from core.config import Settings
@@ -318,13 +319,22 @@ class EmbeddingIngestor(Ingestor):
 
 
 @dataclass(frozen=True, kw_only=True)
-class _Vectors:
+class _Partition:
+    """The vectors of the documents of one audience class (the same roles), with a search of their own."""
+
+    roles: frozenset[str]
     chunk_ids: tuple[str, ...]
     rows: RowSearch
-    """The search over the vectors, one row per chunk id."""
-    doc_index: npt.NDArray[np.int32]
-    """Per row, the position of its document in `doc_audiences`."""
-    doc_audiences: tuple[frozenset[str], ...]
+    """The search over the partition's vectors, one row per chunk id, in chunk id order."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Vectors:
+    partitions: tuple[_Partition, ...]
+
+    @property
+    def size(self) -> int:
+        return sum(len(partition.chunk_ids) for partition in self.partitions)
 
 
 _SIGNATURE: Final = text(
@@ -335,12 +345,20 @@ count of the vectors took 2 ms at 100k, an aggregate over the model's rows 13 ms
 above the model's highest (a rewritten one too, unless its old row held that id), and an ingest that changes
 any chunk (which removes its vector by cascade, the only way one is removed) rewrites the full-text index's
 structure record (row 10 of `chunks_fts_data`)."""
-_VECTOR_COUNT: Final = text("SELECT count(*) FROM chunk_embeddings WHERE model = :model")
+SAMPLE_BATCH: Final = 500
+"""Training vectors read per statement, by chunk id."""
 
 
 class VectorStore:
-    """The current model's vectors in memory, with their documents' audiences; reloaded when they change.
-    Searched exactly up to `EXACT_LIMIT` chunks, through an inverted-file index beyond (`vector_search`)."""
+    """The current model's vectors in memory, partitioned by their documents' audience class; reloaded when they
+    change. Each partition is searched exactly up to `EXACT_LIMIT` chunks, through an inverted-file index trained
+    on its own vectors beyond (`vector_search`).
+
+    Why partitions. A search must return what it would return were the knowledge base to hold only what the
+    audience may see (issue 13). An inverted file trained on every vector and probed with a mask does not: the
+    hidden vectors move the centroids, so which lists are probed, and which visible rows are found. A partition
+    holds the vectors of one class, which an audience sees entirely or not at all, so it is the same whatever the
+    other classes hold; a search reads the visible partitions and merges their nearest (ties by chunk id)."""
 
     def __init__(self, engine: Engine, model_id: str, *, exact_limit: int = EXACT_LIMIT) -> None:
         self._engine = engine
@@ -348,78 +366,82 @@ class VectorStore:
         self._exact_limit = exact_limit
         self._signature: tuple[Any, ...] | None = None
         self._vectors: _Vectors | None = None
-        self._visible: dict[tuple[frozenset[str], ...], npt.NDArray[np.bool_]] = {}
 
     def search(self, query: Matrix, *, audience: Audience | None, limit: int) -> list[tuple[str, float]]:
         """(chunk id, cosine) of the nearest chunks the audience may see (None: any), best first."""
         vectors = self._current()
-        if limit <= 0 or not vectors.chunk_ids:
+        if limit <= 0:
             return []
-        visible = None if audience is None else self._visible_rows(vectors, audience)
-        if visible is not None and not visible.any():
-            return []
-        rows, scores = vectors.rows.search(query, visible=visible, limit=limit)
-        return [(vectors.chunk_ids[int(row)], float(score)) for row, score in zip(rows, scores, strict=True)]
-
-    def _visible_rows(self, vectors: _Vectors, audience: Audience) -> npt.NDArray[np.bool_]:
-        key = audience.role_sets()
-        if key not in self._visible:
-            allowed = np.array([is_visible(roles, audience) for roles in vectors.doc_audiences], dtype=np.bool_)
-            self._visible[key] = allowed[vectors.doc_index] if allowed.size else np.zeros(0, dtype=np.bool_)
-        return self._visible[key]
+        hits: list[tuple[str, float]] = []
+        for partition in vectors.partitions:
+            if audience is not None and not is_visible(partition.roles, audience):
+                continue
+            rows, scores = partition.rows.search(query, visible=None, limit=limit)
+            hits.extend((partition.chunk_ids[int(row)], float(score)) for row, score in zip(rows, scores, strict=True))
+        hits.sort(key=lambda hit: (-hit[1], hit[0]))
+        return hits[:limit]
 
     def _current(self) -> _Vectors:
-        with self._engine.connect() as connection:
+        with self._engine.connect() as connection:  # one read transaction: the signature and the load agree
             signature = tuple(connection.execute(_SIGNATURE, {"model": self._model_id}).one())
             if signature != self._signature or self._vectors is None:
-                capacity = int(connection.execute(_VECTOR_COUNT, {"model": self._model_id}).scalar_one())
-                self._vectors = self._load(connection, capacity=capacity)
-                self._signature, self._visible = signature, {}
+                self._vectors = self._load(connection)
+                self._signature = signature
         return self._vectors
 
-    def _load(self, connection: Any, *, capacity: int) -> _Vectors:
-        """The vectors streamed a block at a time into the search that suits their number (`capacity`, the
-        model's stored vector count): an exact search's matrix, or an inverted file trained first on a sample, so a
-        large knowledge base is never held as float32 all at once."""
+    def _load(self, connection: Any) -> _Vectors:
+        """The vectors streamed a block at a time into their partitions' searches: an exact search's matrix, or an
+        inverted file trained first on an evenly spaced sample of the partition's own vectors, so a large
+        knowledge base is never held as float32 all at once."""
         roles: dict[str, set[str]] = {}
         for doc_id, role in connection.execute(select(DocumentRoleRow.doc_id, DocumentRoleRow.role)):
             roles.setdefault(doc_id, set()).add(role)
-        doc_ids = sorted(roles)
-        position = {doc_id: n for n, doc_id in enumerate(doc_ids)}
-        inverted_file = (InvertedFileSearch(self._training_sample(connection, capacity), expected_rows=capacity)
-                         if capacity > self._exact_limit else None)
-        chunk_ids: list[str] = []
-        doc_index: list[int] = []
-        blocks: list[Matrix] = []
+        current = (ChunkEmbeddingRow.model == self._model_id, ChunkEmbeddingRow.content_hash == ChunkRow.content_hash)
+        listing = connection.execute(
+            select(ChunkEmbeddingRow.chunk_id, ChunkRow.doc_id)
+            .join(ChunkRow, ChunkRow.chunk_id == ChunkEmbeddingRow.chunk_id).where(*current)
+            .order_by(ChunkEmbeddingRow.chunk_id)).all()
+        classes: dict[frozenset[str], list[str]] = {}
+        for chunk_id, doc_id in listing:
+            if doc_id in roles:
+                classes.setdefault(frozenset(roles[doc_id]), []).append(chunk_id)
+        del listing
+        inverted = {key: InvertedFileSearch(self._training_sample(connection, chunk_ids), expected_rows=len(chunk_ids))
+                    for key, chunk_ids in classes.items() if len(chunk_ids) > self._exact_limit}
+        blocks: dict[frozenset[str], list[Matrix]] = {key: [] for key in classes if key not in inverted}
         result = connection.execute(
             select(ChunkEmbeddingRow.chunk_id, ChunkRow.doc_id, ChunkEmbeddingRow.vector)
-            .join(ChunkRow, ChunkRow.chunk_id == ChunkEmbeddingRow.chunk_id)
-            .where(ChunkEmbeddingRow.model == self._model_id, ChunkEmbeddingRow.content_hash == ChunkRow.content_hash)
+            .join(ChunkRow, ChunkRow.chunk_id == ChunkEmbeddingRow.chunk_id).where(*current)
             .order_by(ChunkEmbeddingRow.chunk_id))
         for part in result.partitions(LOAD_BLOCK):
-            kept = [row for row in part if row.doc_id in position]
-            if not kept:
-                continue
-            block = np.stack([np.frombuffer(row.vector, dtype="<f4") for row in kept])
-            if inverted_file is not None:
-                inverted_file.add(block)
-            else:
-                blocks.append(block)
-            chunk_ids.extend(row.chunk_id for row in kept)
-            doc_index.extend(position[row.doc_id] for row in kept)
-        search = inverted_file or ExactSearch(np.concatenate(blocks) if blocks else np.zeros((0, 1), np.float32))
-        return _Vectors(chunk_ids=tuple(chunk_ids), rows=search, doc_index=np.array(doc_index, dtype=np.int32),
-                        doc_audiences=tuple(frozenset(roles[doc_id]) for doc_id in doc_ids))
+            by_class: dict[frozenset[str], list[Any]] = {}
+            for row in part:
+                if row.doc_id in roles:
+                    by_class.setdefault(frozenset(roles[row.doc_id]), []).append(row.vector)
+            for key, raw in by_class.items():
+                block = np.stack([np.frombuffer(vector, dtype="<f4") for vector in raw])
+                if key in inverted:
+                    inverted[key].add(block)
+                else:
+                    blocks[key].append(block)
+        partitions = [_Partition(roles=key, chunk_ids=tuple(chunk_ids),
+                                 rows=inverted.get(key) or ExactSearch(np.concatenate(blocks[key])))
+                      for key, chunk_ids in sorted(classes.items(), key=lambda item: sorted(item[0]))]
+        return _Vectors(partitions=tuple(partitions))
 
-    def _training_sample(self, connection: Any, capacity: int) -> Matrix:
-        """Every n-th stored vector of the model (by SQLite row id), enough to train the inverted file."""
-        wanted = training_rows(capacity)
-        every = max(1, capacity // wanted)
-        vectors = connection.execute(
-            select(ChunkEmbeddingRow.vector)
-            .where(ChunkEmbeddingRow.model == self._model_id, literal_column("chunk_embeddings.rowid") % every == 0)
-            .limit(wanted)).scalars()
-        return np.stack([np.frombuffer(vector, dtype="<f4") for vector in vectors])
+    def _training_sample(self, connection: Any, chunk_ids: Sequence[str]) -> Matrix:
+        """Evenly spaced vectors of one partition (in chunk id order), enough to train its inverted file: chosen
+        among the partition's own chunks, so the training never depends on another partition."""
+        positions = np.linspace(0, len(chunk_ids) - 1, training_rows(len(chunk_ids))).astype(np.int64)
+        sample = [chunk_ids[int(position)] for position in np.unique(positions)]
+        vectors: dict[str, bytes] = {}
+        for start in range(0, len(sample), SAMPLE_BATCH):
+            rows = connection.execute(
+                select(ChunkEmbeddingRow.chunk_id, ChunkEmbeddingRow.vector)
+                .where(ChunkEmbeddingRow.model == self._model_id,
+                       ChunkEmbeddingRow.chunk_id.in_(sample[start:start + SAMPLE_BATCH])))
+            vectors.update((chunk_id, vector) for chunk_id, vector in rows)
+        return np.stack([np.frombuffer(vectors[chunk_id], dtype="<f4") for chunk_id in sample])
 
 
 def build_embedder(kind: str, settings: Settings | None = None) -> Embedder | None:

@@ -1,9 +1,10 @@
 """Hybrid retrieval: BM25 (the SQLite FTS5 index) and vector similarity, fused.
 
-Both lists are computed among the chunks the audience may see, before their top-k: BM25 filters in SQL,
-the vector search masks the vectors by their documents' audiences (`core.domain.is_visible`) before it
-ranks them, and every fused hit is checked again against the documents' current roles when its passage
-is read.
+Both lists are computed among the chunks the audience may see, before their top-k, and with statistics of
+those chunks alone: BM25 counts its idf, lengths and ceiling over the rows the audience may see, the vector
+search reads only the partitions of the audience classes it may see (`core.domain.is_visible`), and every
+fused hit is checked again against the documents' current roles when its passage is read. So the fused list
+is the one a knowledge base holding only what the audience may see would give.
 
 Fusion is reciprocal rank fusion (RRF, k = 60) for the order; the score each chunk carries is the larger of
 its normalised BM25 score and its calibrated cosine (`cosine_score`), so a floor on it keeps the meaning it

@@ -4,6 +4,13 @@ Scores are BM25 normalised by the best score the same query could reach in this 
 and a floor means the same thing for every question: for each distinct query term FTS5 adds at most
 idf(t) * (k1 + 1) (a term occurring very often in a short chunk), and the sum of those is the ceiling.
 
+Whose corpus. Every statistic of a search (the row count and average row length, each term's document count,
+so the idf, the length normalisation, the ceiling and which terms are rare enough to select candidates) is
+counted over the rows the search's audience may see, never over all rows: the scores, and so the reply, are
+what FTS5 would compute on a knowledge base holding only the documents the audience may see, and a document
+it may not see changes nothing it is told, not even by its words' frequencies (issue 13). The audit's unscoped
+probe counts every row.
+
 Stemming happens in Python (`core.text`) on both sides, so the terms of a query are exactly the tokens
 stored in the index, and the document frequency of each can be read from the index itself.
 
@@ -24,7 +31,9 @@ FTS5's own arithmetic, the same operations in the same order on IEEE doubles (so
 same ties, broken by row id as FTS5's `ORDER BY bm25(), rowid`), masks out the rows the audience may not
 see, and takes the top-k. Reading a generation takes under two seconds per 100k chunks, paid by the first
 question after an ingest; the arrays keep about 6 bytes per (term, row) pair (30 MB at 100k chunks), and
-reading them briefly takes about three times that.
+reading them briefly takes about three times that. An audience's view of a generation (its row mask, row
+count and token total) is computed on its first question, a few milliseconds at 100k chunks, and kept for the
+generation; a term's document count among the rows an audience may see is one pass over its postings.
 """
 
 import math
@@ -52,8 +61,8 @@ POSTING_BUDGET: Final = 1000
 """Matching rows ranked per question before candidates are selected by the rarest terms only."""
 CANDIDATES_PER_RESULT: Final = 3
 MIN_CANDIDATES: Final = 24
-AUDIENCE_MASKS: Final = 64
-"""Audiences whose row masks are kept per index generation."""
+AUDIENCE_VIEWS: Final = 64
+"""Audiences whose views (row mask and totals) are kept per index generation."""
 
 _TOKEN: Final = re.compile(r"[a-z0-9]+")
 _AVERAGES_RECORD: Final = 1
@@ -204,26 +213,25 @@ class SqliteIndex:
             return []
         with self._engine.connect() as connection:  # one read transaction: one snapshot throughout
             generation = self._current(connection)
-            stats = generation.stats(terms)
-            ranked = self._ranked(connection, generation, terms, stats, role_sets=role_sets, limit=limit)
+            view = generation.view(role_sets)
+            stats = generation.stats(terms, view)
+            ranked = self._ranked(connection, generation, view, terms, stats, limit=limit)
             passages = _passages(connection, [rowid for rowid, _ in ranked], role_sets)
         ceiling = stats.ceiling(terms)
         return [_retrieved(passages[rowid], raw / ceiling) for rowid, raw in ranked if rowid in passages]
 
-    def _ranked(self, connection: Connection, generation: "_Generation", terms: Sequence[str],
-                stats: CorpusStats, *, role_sets: Sequence[frozenset[str]] | None,
-                limit: int) -> list[tuple[int, float]]:
-        """The top `limit` (row, BM25) pairs. Over the budget, candidates come from the rarest terms; if
-        they yield too few for this audience, the whole query ranks every row the audience may see."""
-        allowed = generation.allowed(role_sets or ())
+    def _ranked(self, connection: Connection, generation: "_Generation", view: "_AudienceView",
+                terms: Sequence[str], stats: CorpusStats, *, limit: int) -> list[tuple[int, float]]:
+        """The top `limit` (row, BM25) pairs. Over the budget, candidates come from the rarest terms (rarest
+        among the rows the audience may see); if they yield too few, the whole query ranks every row it may see."""
         selective, rest = split_by_postings(terms, stats, self._posting_budget)
         if rest:
             wanted = max(limit * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
-            ranked = generation.top(selective, allowed, wanted)
+            ranked = generation.top(selective, view, stats, wanted)
             if len(ranked) >= wanted:
                 return _rescored(connection, ranked, terms, stats)[:limit]
         present = selective + rest
-        return generation.top(present, allowed, limit) if present else []
+        return generation.top(present, view, stats, limit) if present else []
 
     def _current(self, connection: Connection) -> "_Generation":
         """The index as this connection's snapshot sees it, read into memory once per generation."""
@@ -261,13 +269,11 @@ class _Generation:
         self._positions = positions
         self._frequencies = frequencies
         self._rowids = rowids
+        self._lengths = lengths
         self._documents = documents
         self._audiences = tuple(audiences)
-        average = CorpusStats(rows=rows, tokens=tokens, document_frequency={}).average_length
-        # FTS5: k1 * (1 - b + b * D / avgdl), the same operations in the same order.
-        self._norms: Floats = K1 * ((1.0 - B) + B * lengths / average)
-        self._masks: OrderedDict[tuple[frozenset[str], ...], npt.NDArray[np.bool_]] = OrderedDict()
-        self._masks_lock = threading.Lock()
+        self._views: OrderedDict[tuple[frozenset[str], ...] | None, _AudienceView] = OrderedDict()
+        self._views_lock = threading.Lock()
 
     @classmethod
     def load(cls, connection: Connection, *, key: bytes, rows: int, tokens: int) -> "_Generation":
@@ -287,32 +293,43 @@ class _Generation:
                    rowids=rowids, lengths=lengths, documents=documents,
                    audiences=[frozenset(roles.get(doc_id, ())) for doc_id in doc_ids])
 
-    def stats(self, terms: Sequence[str]) -> CorpusStats:
-        frequency = {term: (span[1] - span[0]) if (span := self._spans.get(term)) else 0 for term in terms}
-        return CorpusStats(rows=self.rows, tokens=self.tokens, document_frequency=frequency)
+    def stats(self, terms: Sequence[str], view: "_AudienceView") -> CorpusStats:
+        """The statistics of the rows the view's audience may see: its row count, its token total, and how many
+        of its rows hold each term."""
+        frequency = {term: int(np.count_nonzero(view.allowed[self._positions[span[0]:span[1]]]))
+                     if (span := self._spans.get(term)) else 0 for term in terms}
+        return CorpusStats(rows=view.rows, tokens=view.tokens, document_frequency=frequency)
 
-    def allowed(self, role_sets: Sequence[frozenset[str]]) -> npt.NDArray[np.bool_]:
-        """Per row, whether its document allows every party (no parties: any row that is a stored chunk)."""
-        key = tuple(role_sets)
-        with self._masks_lock:
-            mask = self._masks.get(key)
-            if mask is not None:
-                self._masks.move_to_end(key)
-                return mask
-        by_document = np.array([all(audience & roles for roles in key) for audience in self._audiences]
+    def view(self, role_sets: Sequence[frozenset[str]] | None) -> "_AudienceView":
+        """What an audience may see of this generation (None: every row that is a stored chunk), cached by
+        the audience's parties as sets: the same readers in another order are the same audience."""
+        key = None if role_sets is None else tuple(sorted(set(role_sets), key=sorted))
+        with self._views_lock:
+            view = self._views.get(key)
+            if view is not None:
+                self._views.move_to_end(key)
+                return view
+        parties = key or ()
+        by_document = np.array([all(audience & roles for roles in parties) for audience in self._audiences]
                                + [False], dtype=np.bool_)  # the last entry is for rows of no chunk (-1)
-        mask = by_document[self._documents]
-        with self._masks_lock:
-            self._masks[key] = mask
-            while len(self._masks) > AUDIENCE_MASKS:
-                self._masks.popitem(last=False)
-        return mask
+        allowed = by_document[self._documents]
+        # FTS5 counts tokens and rows as integers; the sum of whole-number doubles below 2**53 is exact.
+        view = _AudienceView(allowed=allowed, rows=int(np.count_nonzero(allowed)),
+                             tokens=int(self._lengths[allowed].sum()))
+        with self._views_lock:
+            self._views[key] = view
+            while len(self._views) > AUDIENCE_VIEWS:
+                self._views.popitem(last=False)
+        return view
 
-    def top(self, terms: Sequence[str], allowed: npt.NDArray[np.bool_], limit: int) -> list[tuple[int, float]]:
-        """The best `limit` allowed rows matching any of the terms, by FTS5's BM25 over those terms (each a
-        phrase, in this order), best first, ties by row id: what `ORDER BY bm25(), rowid LIMIT` returns."""
+    def top(self, terms: Sequence[str], view: "_AudienceView", stats: CorpusStats,
+            limit: int) -> list[tuple[int, float]]:
+        """The best `limit` rows the audience may see matching any of the terms, by FTS5's BM25 over those terms
+        (each a phrase, in this order) with the audience's statistics, best first, ties by row id: what
+        `ORDER BY bm25(), rowid LIMIT` returns on an index of the rows the audience may see."""
         scores = np.zeros(self._rowids.size, dtype=np.float64)
         matched = np.zeros(self._rowids.size, dtype=np.bool_)
+        average = stats.average_length
         for term in terms:
             span = self._spans.get(term)
             if span is None:
@@ -320,10 +337,10 @@ class _Generation:
             at = self._positions[span[0]:span[1]]
             frequency = self._frequencies[span[0]:span[1]]
             # FTS5: score += idf * ((freq * (k1 + 1)) / (freq + k1 * (1 - b + b * D / avgdl))), phrase by phrase.
-            weight = idf(self.rows, span[1] - span[0])
-            scores[at] += weight * ((frequency * (K1 + 1.0)) / (frequency + self._norms[at]))
+            norms = K1 * ((1.0 - B) + B * self._lengths[at] / average)
+            scores[at] += stats.idf(term) * ((frequency * (K1 + 1.0)) / (frequency + norms))
             matched[at] = True
-        hits = np.flatnonzero(matched & allowed)
+        hits = np.flatnonzero(matched & view.allowed)
         if hits.size > limit:
             values = scores[hits]
             kth = np.partition(values, hits.size - limit)[hits.size - limit]
@@ -331,6 +348,16 @@ class _Generation:
             hits = np.concatenate((better, hits[values == kth][:limit - better.size]))
         best = hits[np.lexsort((hits, -scores[hits]))]
         return [(int(self._rowids[at]), float(scores[at])) for at in best]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _AudienceView:
+    """The rows of a generation an audience may see, and their totals (FTS5's row count and token total, were
+    the index to hold those rows alone)."""
+
+    allowed: npt.NDArray[np.bool_]
+    rows: int
+    tokens: int
 
 
 class _PostingsBuilder:

@@ -274,9 +274,9 @@ def _reach(body: str, start: int) -> str:
 
 def _with_supersession(documents: list[SourceDocument]) -> tuple[SourceDocument, ...]:
     """Record, for each document, the other documents it supersedes: those its body says it supersedes, and
-    older documents on the same subject (`subject_key` of the title) when it is the newest of them."""
+    older documents on the same subject (`subject_key` of the title)."""
     known = {document.doc_id.lower(): document.doc_id for document in documents}
-    newer = newest_on_each_subject(documents)
+    newer = older_editions(documents)
     resolved = []
     for document in documents:
         stated = superseded_ids(document.body, known, own_id=document.doc_id)
@@ -292,19 +292,28 @@ def subject_key(title: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", plain).split())
 
 
-def newest_on_each_subject(documents: Sequence[SourceDocument]) -> dict[str, tuple[str, ...]]:
-    """For each subject held by several dated documents, the one strictly newer than the rest, mapped to
-    the older ones. A tie for newest decides nothing: which edition is current is then not known."""
+def older_editions(documents: Sequence[SourceDocument]) -> dict[str, tuple[str, ...]]:
+    """For each dated document, the dated documents on the same subject strictly older than it, newest first.
+
+    Pairwise, so whether one edition supersedes another depends on the two alone: a third edition (one the
+    asker may not see, say) never changes it. A "newest of the subject" rule would: a restricted edition dated
+    the same day as the newest permitted one would make it a tie, and the older permitted edition current again,
+    telling the asker that the restricted one exists. Two editions of the same day supersede neither.
+    """
     by_subject: dict[str, list[SourceDocument]] = {}
     for document in documents:
         if document.updated is not None and subject_key(document.title):
             by_subject.setdefault(subject_key(document.title), []).append(document)
-    newest: dict[str, tuple[str, ...]] = {}
+    older: dict[str, tuple[str, ...]] = {}
     for editions in by_subject.values():
-        editions.sort(key=lambda document: document.updated or date.min, reverse=True)
-        if len(editions) > 1 and editions[0].updated != editions[1].updated:
-            newest[editions[0].doc_id] = tuple(document.doc_id for document in editions[1:])
-    return newest
+        editions.sort(key=lambda document: (document.updated or date.min, document.doc_id), reverse=True)
+        for document in editions:
+            superseded = tuple(other.doc_id for other in editions
+                               if other.updated is not None and document.updated is not None
+                               and other.updated < document.updated)
+            if superseded:
+                older[document.doc_id] = superseded
+    return older
 
 
 def superseded_ids(body: str, known: dict[str, str], *, own_id: str) -> tuple[str, ...]:

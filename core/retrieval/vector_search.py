@@ -1,6 +1,8 @@
 """Nearest vectors among the rows an audience may see: exact on NumPy up to `EXACT_LIMIT` rows, an inverted-file
-index (faiss `IndexIVFScalarQuantizer`, 8 bits a dimension) beyond it. Both take the audience's row mask before
-they rank, so the top-k is always the top-k of what the audience may see.
+index (faiss `IndexIVFScalarQuantizer`, 8 bits a dimension) beyond it. Both take a row mask before they rank, so
+the top-k is always the top-k of the rows allowed. The vector store (`core.retrieval.embeddings.VectorStore`) keeps
+one search per audience class and passes no mask: an inverted file trained on rows an audience may not see would
+make what it finds depend on them.
 
 Measured on 2 cores (`benchmarks/vector_search.py` over the 100k MiniLM vectors of `sourced bench`, the asker
 seeing half the rows, 30 nearest): exact search is 5 ms p50 at 100k rows and grows linearly (about 40 ms at

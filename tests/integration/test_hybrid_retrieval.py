@@ -10,11 +10,13 @@ import pytest
 from sqlalchemy import Engine, func, select
 
 from core.domain import Audience, Party
+from core.eval.bench_corpus import write_corpus
 from core.retrieval.embeddings import EmbeddingIngestor, VectorStore, as_matrix, embed_pending
 from core.retrieval.hybrid import HybridIndex
 from core.retrieval.index import SqliteIndex
 from core.storage import make_engine, migrate
 from core.storage.tables import ChunkEmbeddingRow
+from tests.kb_views import visible_copy
 from tests.unit.fakes import FailingEmbedder
 
 RETURNS = """---
@@ -204,3 +206,29 @@ def test_a_store_already_loaded_sees_what_a_later_ingest_adds_and_removes(engine
     (kb / "salaries.md").unlink()
     ingestor.ingest(kb)
     assert found() == {"returns-policy", "parking"}
+
+
+@pytest.mark.parametrize("exact_limit", [20_000, 40], ids=["exact", "inverted-file"])
+def test_a_store_finds_for_an_audience_what_a_store_of_only_what_it_may_see_finds(
+        tmp_path: Path, exact_limit: int) -> None:
+    """Issue 13: hidden vectors neither train nor fill what an audience searches, so its nearest chunks and their
+    cosines are those of a knowledge base holding only what it may see."""
+    corpus = write_corpus(tmp_path / "kb", chunks=400, seed=5)  # for everyone, hr or legal, by document
+    embedder = CountingEmbedder()
+    audiences = {"staff": Audience(parties=(Party(),)), "hr": Audience(parties=(Party(roles=frozenset({"hr"})),)),
+                 "hr and staff": Audience(parties=(Party(roles=frozenset({"hr"})), Party()))}
+    whole = make_engine(f"sqlite:///{tmp_path / 'whole.db'}")
+    migrate(whole)
+    EmbeddingIngestor(whole, embedder, progress=False).ingest(corpus.root)
+    store = VectorStore(whole, embedder.model_id, exact_limit=exact_limit)
+    queries = as_matrix(embedder, corpus.queries[:40])
+    for name, audience in audiences.items():
+        visible = make_engine(f"sqlite:///{tmp_path / f'{name}.db'}")
+        migrate(visible)
+        EmbeddingIngestor(visible, embedder, progress=False).ingest(
+            visible_copy(corpus.root, tmp_path / f"kb-{name}", audience.role_sets()))
+        alone = VectorStore(visible, embedder.model_id, exact_limit=exact_limit)
+        for query in queries:
+            assert store.search(query, audience=audience, limit=30) == alone.search(query, audience=audience, limit=30)
+        visible.dispose()
+    whole.dispose()

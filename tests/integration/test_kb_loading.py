@@ -137,14 +137,28 @@ def test_supersession_is_recorded_for_documents_that_exist(tmp_path: Path) -> No
     assert by_id["leave-policy-2023"].supersedes == ()
 
 
-def test_the_newest_edition_of_a_title_supersedes_the_older_ones(tmp_path: Path) -> None:
+def test_each_edition_of_a_title_supersedes_the_older_ones(tmp_path: Path) -> None:
     for year, month in (("2023", "03"), ("2024", "01"), ("2025", "11")):
         write(tmp_path, f"travel-{year}.md",
               f"---\nid: travel-{year}\nupdated: {year}-{month}-01\n---\n# Travel Policy ({year})\n\nMeals.\n")
     write(tmp_path, "travel-faq.md", "---\nid: travel-faq\nupdated: 2026-01-01\n---\n# Travel FAQ\n\nAsk.\n")
     by_id = {d.doc_id: d for d in load_knowledge_base(tmp_path).documents}
     assert by_id["travel-2025"].supersedes == ("travel-2024", "travel-2023")
-    assert by_id["travel-2024"].supersedes == by_id["travel-faq"].supersedes == ()
+    assert by_id["travel-2024"].supersedes == ("travel-2023",)
+    assert by_id["travel-2023"].supersedes == by_id["travel-faq"].supersedes == ()
+
+
+def test_another_edition_dated_as_the_newest_changes_nothing_the_older_ones_supersede(tmp_path: Path) -> None:
+    """The edition may be restricted: whether it exists must not change which permitted edition is current."""
+    for year in ("2024", "2025"):
+        write(tmp_path, f"travel-{year}.md",
+              f"---\nid: travel-{year}\nupdated: {year}-01-01\n---\n# Travel Policy ({year})\n\nMeals.\n")
+    before = {d.doc_id: d.supersedes for d in load_knowledge_base(tmp_path).documents}
+    write(tmp_path, "travel-board.md", "---\nid: travel-board\nupdated: 2025-01-01\naudience: [board]\n---\n"
+          "# Travel Policy (2025)\n\nBoard travel.\n")
+    after = {d.doc_id: d.supersedes for d in load_knowledge_base(tmp_path).documents}
+    assert after["travel-2025"] == before["travel-2025"] == ("travel-2024",)
+    assert after["travel-board"] == ("travel-2024",)
 
 
 def test_two_editions_dated_the_same_day_decide_nothing(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""The SQLite index: the audience filter runs before the top-k, and scores are comparable across questions."""
+"""The SQLite index: the audience filter runs before the top-k, scores are comparable across questions, and every
+statistic behind a score is counted over what the audience may see."""
 
 import math
 from collections.abc import Sequence
@@ -11,7 +12,8 @@ from core.domain import Audience, Party
 from core.eval.bench_corpus import write_corpus
 from core.retrieval import IndexUnavailable, Ingestor, SqliteIndex
 from core.retrieval import index as index_module
-from core.storage import make_engine
+from core.storage import make_engine, migrate
+from tests.kb_views import visible_copy
 
 STAFF = Audience(parties=(Party(),))
 HR = Audience(parties=(Party(roles=frozenset({"hr"})),))
@@ -154,14 +156,37 @@ def test_candidates_from_the_rarest_terms_score_exactly_as_fts5_would(
     assert [c.score for c in budgeted] == pytest.approx([c.score for c in exact], rel=1e-9)
 
 
-def test_the_score_is_fts5_bm25_over_its_ceiling(index: SqliteIndex, sqlite_engine: Engine) -> None:
+def visible_index(kb: Path, folder: Path, role_sets: Sequence[frozenset[str]] | None) -> Engine:
+    """A database holding only the documents of `kb` the audience may see, ingested in the same order."""
+    folder.mkdir(parents=True, exist_ok=True)
+    engine = make_engine(f"sqlite:///{folder / 'visible.db'}")
+    migrate(engine)
+    assert not Ingestor(engine, progress=False).ingest(visible_copy(kb, folder / "kb", role_sets)).errors
+    return engine
+
+
+def test_the_score_is_fts5_bm25_over_its_ceiling_on_what_the_audience_may_see(
+        index: SqliteIndex, kb: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     (best,) = index.search("parking", audience=STAFF, limit=1)
-    with sqlite_engine.connect() as connection:
+    visible = visible_index(kb, tmp_path_factory.mktemp("staff"), STAFF.role_sets())
+    with visible.connect() as connection:
         bm25 = connection.execute(text(
             "SELECT -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH '\"park\"'")).scalar_one()
         rows = connection.execute(text("SELECT count(*) FROM chunks")).scalar_one()
     ceiling = math.log((rows - 1 + 0.5) / (1 + 0.5)) * 2.2
-    assert best.score == pytest.approx(bm25 / ceiling)
+    assert best.score == pytest.approx(bm25 / ceiling, rel=1e-12)
+    visible.dispose()
+
+
+def test_a_document_the_audience_may_not_see_changes_no_score_it_gets(
+        index: SqliteIndex, kb: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The HR-only bands document shares "salary", "senior", "engineer" and "committee" with the handbook: its
+    words must not change their idf, the average length or the ceiling for staff."""
+    question = "salary band senior engineer committee review"
+    visible = SqliteIndex(visible_index(kb, tmp_path_factory.mktemp("staff"), STAFF.role_sets()))
+    for limit in (1, 3, 8):
+        assert ([(c.chunk_id, c.score) for c in index.search(question, audience=STAFF, limit=limit)]
+                == [(c.chunk_id, c.score) for c in visible.search(question, audience=STAFF, limit=limit)])
 
 
 def test_a_new_ingest_is_visible_to_an_existing_index(index: SqliteIndex, sqlite_engine: Engine,
@@ -178,23 +203,19 @@ def test_the_index_refuses_a_database_without_fts5() -> None:
         SqliteIndex(engine)
 
 
-def reference_search(engine: Engine, question: str, role_sets: Sequence[frozenset[str]] | None, *, limit: int,
-                     budget: int) -> list[tuple[str, float]]:
-    """The ranking rule computed by FTS5 itself in SQL: `bm25()`, the audience applied by a join before the
-    LIMIT, candidates from the rarest terms over the budget, re-scored by `bm25()` over the whole query."""
+def reference_search(engine: Engine, question: str, *, limit: int, budget: int) -> list[tuple[str, float]]:
+    """The ranking rule computed by FTS5 itself in SQL on a database holding only what the audience may see:
+    `bm25()`, candidates from the rarest terms over the budget, re-scored by `bm25()` over the whole query."""
     terms = index_module.query_terms(question)
     with engine.connect() as connection:
         rows = connection.execute(text("SELECT count(*) FROM chunks_fts")).scalar_one()
         vocab = dict(connection.execute(text("SELECT term, doc FROM chunks_fts_vocab")).all())
         stats = index_module.CorpusStats(rows=rows, tokens=0, document_frequency={t: vocab.get(t, 0) for t in terms})
-        parties = "".join(
-            " AND c.doc_id IN (SELECT doc_id FROM document_roles WHERE role IN ({}))".format(
-                ", ".join(f"'{role}'" for role in sorted(roles))) for roles in role_sets or ())
 
         def ranked(match: Sequence[str], top: int) -> list[tuple[int, float]]:
             found = connection.execute(text(
-                "SELECT f.rowid, -bm25(chunks_fts) FROM chunks_fts AS f JOIN chunks AS c ON c.fts_rowid = f.rowid "
-                f"WHERE chunks_fts MATCH :match{parties} ORDER BY bm25(chunks_fts), f.rowid LIMIT :top"),
+                "SELECT f.rowid, -bm25(chunks_fts) FROM chunks_fts AS f "
+                "WHERE chunks_fts MATCH :match ORDER BY bm25(chunks_fts), f.rowid LIMIT :top"),
                 {"match": index_module.match_expression(match), "top": top}).all()
             return [(int(rowid), float(score)) for rowid, score in found]
 
@@ -217,13 +238,15 @@ def reference_search(engine: Engine, question: str, role_sets: Sequence[frozense
     return [(chunk_ids[rowid], min(1.0, score / ceiling)) for rowid, score in best]
 
 
-def test_the_in_memory_ranking_is_fts5s_own_for_every_audience_budget_and_depth(
+def test_the_in_memory_ranking_is_fts5s_own_on_what_each_audience_may_see_for_every_budget_and_depth(
         sqlite_engine: Engine, tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "kb", chunks=600, seed=11)  # a tenth of it for HR only, a tenth for legal
     assert not Ingestor(sqlite_engine, progress=False).ingest(corpus.root).errors
     audiences: list[tuple[frozenset[str], ...] | None] = [
         STAFF.role_sets(), HR.role_sets(), GUEST.role_sets(), (frozenset({"legal"}), frozenset({"everyone"})),
         (frozenset({"hr", "everyone"}), frozenset({"legal", "everyone"})), None]
+    visible = {role_sets: visible_index(corpus.root, tmp_path / f"audience-{n}", role_sets)
+               for n, role_sets in enumerate(audiences)}
     questions = [*corpus.queries[:30], "records", "annual leave limits", "zorblax policy"]
     compared = 0
     for budget in (index_module.POSTING_BUDGET, 40, 1):
@@ -232,11 +255,13 @@ def test_the_in_memory_ranking_is_fts5s_own_for_every_audience_budget_and_depth(
             for role_sets in audiences:
                 for limit in (1, 8):
                     found = [(c.chunk_id, c.score) for c in index._search(question, role_sets=role_sets, limit=limit)]
-                    expected = reference_search(sqlite_engine, question, role_sets, limit=limit, budget=budget)
+                    expected = reference_search(visible[role_sets], question, limit=limit, budget=budget)
                     assert [chunk_id for chunk_id, _ in found] == [chunk_id for chunk_id, _ in expected], question
                     assert [score for _, score in found] == pytest.approx([s for _, s in expected], rel=1e-9, abs=1e-12)
                     compared += bool(found)
     assert compared > 500
+    for engine in visible.values():
+        engine.dispose()
 
 
 def test_a_document_restricted_behind_the_index_s_back_is_still_never_returned(index: SqliteIndex,

@@ -1,9 +1,5 @@
 """Hybrid retrieval and stored embeddings on a small knowledge base of the tests' own (SQLite)."""
 
-import hashlib
-import math
-import re
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -16,6 +12,7 @@ from core.retrieval.hybrid import HybridIndex
 from core.retrieval.index import SqliteIndex
 from core.storage import make_engine, migrate
 from core.storage.tables import ChunkEmbeddingRow
+from tests.fake_embedders import BagOfWords
 from tests.kb_views import visible_copy
 from tests.unit.fakes import FailingEmbedder
 
@@ -49,33 +46,6 @@ Returns window salary band: engineers earn from 60000 to 90000.
 """
 
 
-class CountingEmbedder:
-    """Hashed bag of words, unit length; counts the texts it embeds."""
-
-    def __init__(self, model_id: str = "fake-bow@1") -> None:
-        self._model_id = model_id
-        self.texts = 0
-
-    @property
-    def model_id(self) -> str:
-        return self._model_id
-
-    @property
-    def dim(self) -> int:
-        return 64
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        self.texts += len(texts)
-        out = []
-        for text in texts:
-            vector = [0.0] * 64
-            for word in re.findall(r"[a-z0-9]+", text.lower()):
-                vector[int(hashlib.sha256(word.encode()).hexdigest(), 16) % 64] += 1.0
-            norm = math.sqrt(sum(v * v for v in vector)) or 1.0
-            out.append([v / norm for v in vector])
-        return out
-
-
 @pytest.fixture
 def kb(tmp_path: Path) -> Path:
     root = tmp_path / "kb"
@@ -98,7 +68,7 @@ def vectors(engine: Engine) -> int:
 
 
 def test_reingesting_unchanged_files_computes_no_embedding(engine: Engine, kb: Path) -> None:
-    embedder = CountingEmbedder()
+    embedder = BagOfWords("fake-bow@1")
     ingestor = EmbeddingIngestor(engine, embedder, progress=False)
     ingestor.ingest(kb)
     first = embedder.texts
@@ -109,7 +79,7 @@ def test_reingesting_unchanged_files_computes_no_embedding(engine: Engine, kb: P
 
 
 def test_a_changed_file_alone_is_embedded_again(engine: Engine, kb: Path) -> None:
-    embedder = CountingEmbedder()
+    embedder = BagOfWords("fake-bow@1")
     ingestor = EmbeddingIngestor(engine, embedder, progress=False)
     report = ingestor.ingest(kb)
     before = embedder.texts
@@ -119,9 +89,9 @@ def test_a_changed_file_alone_is_embedded_again(engine: Engine, kb: Path) -> Non
 
 
 def test_a_changed_model_re_embeds_instead_of_mixing(engine: Engine, kb: Path) -> None:
-    EmbeddingIngestor(engine, CountingEmbedder("fake-bow@1"), progress=False).ingest(kb)
+    EmbeddingIngestor(engine, BagOfWords("fake-bow@1"), progress=False).ingest(kb)
     stored = vectors(engine)
-    newer = CountingEmbedder("fake-bow@2")
+    newer = BagOfWords("fake-bow@2")
     assert embed_pending(engine, newer) == stored
     with engine.connect() as connection:
         models = set(connection.execute(select(ChunkEmbeddingRow.model)).scalars())
@@ -130,7 +100,7 @@ def test_a_changed_model_re_embeds_instead_of_mixing(engine: Engine, kb: Path) -
 
 
 def test_the_audience_filter_applies_before_the_top_k(engine: Engine, kb: Path) -> None:
-    embedder = CountingEmbedder()
+    embedder = BagOfWords("fake-bow@1")
     EmbeddingIngestor(engine, embedder, progress=False).ingest(kb)
     index = HybridIndex(engine, embedder)
     staff = Audience(parties=(Party(roles=frozenset({"everyone"})),))
@@ -145,7 +115,7 @@ def test_the_audience_filter_applies_before_the_top_k(engine: Engine, kb: Path) 
 
 def test_an_embedder_that_fails_at_question_time_leaves_bm25_answering(engine: Engine, kb: Path,
                                                                        caplog: pytest.LogCaptureFixture) -> None:
-    EmbeddingIngestor(engine, CountingEmbedder("endpoint@1"), progress=False).ingest(kb)
+    EmbeddingIngestor(engine, BagOfWords("endpoint@1"), progress=False).ingest(kb)
     index = HybridIndex(engine, FailingEmbedder("endpoint@1"))
     staff = Audience(parties=(Party(roles=frozenset({"everyone"})),))
     question = "how many business days until the refund reaches my card?"
@@ -172,7 +142,7 @@ def test_a_paraphrased_question_finds_its_section_with_the_real_model(engine: En
 
 
 def test_the_inverted_file_past_the_exact_limit_finds_what_exact_search_finds(engine: Engine, kb: Path) -> None:
-    embedder = CountingEmbedder()
+    embedder = BagOfWords("fake-bow@1")
     EmbeddingIngestor(engine, embedder, progress=False).ingest(kb)
     exact, indexed = VectorStore(engine, embedder.model_id), VectorStore(engine, embedder.model_id, exact_limit=0)
     staff = Audience(parties=(Party(roles=frozenset({"everyone"})),))
@@ -188,7 +158,7 @@ def test_the_inverted_file_past_the_exact_limit_finds_what_exact_search_finds(en
 
 
 def test_a_store_already_loaded_sees_what_a_later_ingest_adds_and_removes(engine: Engine, kb: Path) -> None:
-    embedder = CountingEmbedder()
+    embedder = BagOfWords("fake-bow@1")
     ingestor = EmbeddingIngestor(engine, embedder, progress=False)
     ingestor.ingest(kb)
     store = VectorStore(engine, embedder.model_id)
@@ -214,7 +184,7 @@ def test_a_store_finds_for_an_audience_what_a_store_of_only_what_it_may_see_find
     """Issue 13: hidden vectors neither train nor fill what an audience searches, so its nearest chunks and their
     cosines are those of a knowledge base holding only what it may see."""
     corpus = write_corpus(tmp_path / "kb", chunks=400, seed=5)  # for everyone, hr or legal, by document
-    embedder = CountingEmbedder()
+    embedder = BagOfWords("fake-bow@1")
     audiences = {"staff": Audience(parties=(Party(),)), "hr": Audience(parties=(Party(roles=frozenset({"hr"})),)),
                  "hr and staff": Audience(parties=(Party(roles=frozenset({"hr"})), Party()))}
     whole = make_engine(f"sqlite:///{tmp_path / 'whole.db'}")

@@ -5,9 +5,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from slack_bolt import App, BoltContext, BoltResponse
+from slack_bolt import App, BoltContext, BoltRequest, BoltResponse
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
+from slack_sdk.signature import SignatureVerifier
 
 from bot.audience import AudiencePolicy, GuestDirectory
 from bot.exactly_once import EventClaims, Sweeper
@@ -18,6 +19,7 @@ from bot.settings import SlackSettings
 from bot.slack_client import BotIdentity, verify_bot_token, web_client
 from bot.work import ReplyWorkers
 from core.bootstrap import Sourced
+from core.log_privacy import drop_records_up_to
 
 log = logging.getLogger(__name__)
 
@@ -35,16 +37,12 @@ _BOLT_LOG = logging.getLogger("sourced.slack_bolt")
 _BOLT_LOG.addFilter(_TokenNotice())
 
 
-class _NoBodies(logging.Filter):
-    """slack_sdk logs each request and response body at DEBUG; a reply's body echoes the question ("You
-    asked: ...") and the share button carries it whole. Found by tests/e2e/test_no_secrets_in_logs.py."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno > logging.DEBUG
-
-
-for _name in ("slack_sdk.web.base_client", "slack_sdk.webhook.client"):  # the Web API and response_url clients
-    logging.getLogger(_name).addFilter(_NoBodies())
+# slack_sdk logs request and response bodies at DEBUG, and Socket Mode each envelope: a reply echoes the question
+# ("You asked: ...") and the share button carries it whole. Bolt logs a request whose signature fails, body and
+# all, at INFO (a rotated secret, a replayed request).
+drop_records_up_to(logging.DEBUG, "slack_sdk.web.base_client", "slack_sdk.webhook.client",
+                   "slack_sdk.socket_mode.builtin.client", "slack_sdk.socket_mode.builtin.internals")
+drop_records_up_to(logging.INFO, "slack_bolt.RequestVerification")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,7 +93,7 @@ def create_bot(sourced: Sourced, slack_settings: SlackSettings, *, socket_mode: 
         process_before_response=True,
     )
     app.use(_provide(replies))
-    app.error(_acknowledge_and_ignore)
+    app.error(_unreadable_payloads(secret or None))
     for listener in LISTENERS:
         listener.register(app)
     sweeper = Sweeper(sourced.processed_events, claims, resume=replies.resume, lease=lease).start()
@@ -124,12 +122,41 @@ def _authorized_as(identity: BotIdentity, token: str) -> Callable[[], AuthorizeR
     return authorize
 
 
-def _acknowledge_and_ignore(error: Exception) -> BoltResponse:
-    """A signed request our listeners or Bolt's middleware could not read (found by fuzzing: `"event": null`,
-    `"authorizations": {}` answered 500, and Slack retries a 5xx with the same body). Acknowledged and
-    ignored; logged by type and place only, since an exception's message may quote the payload."""
-    log.error("signed Slack request not handled: %s at %s", type(error).__name__, _where(error))
-    return BoltResponse(status=200, body="")
+_PAYLOAD_ERRORS = (KeyError, TypeError, AttributeError, ValueError, IndexError)
+"""What reading a payload of an unexpected shape raises, in Bolt or in our listeners."""
+
+
+def _unreadable_payloads(secret: str | None) -> Callable[[Exception, BoltRequest], BoltResponse]:
+    """Bolt's error handler. A *signed* request whose payload Bolt or our listeners could not read (found by
+    fuzzing: `"event": null`, `"authorizations": {}`) is acknowledged with 200, since Slack retries a 5xx with
+    the same body. The signature is checked here again because Bolt's own check may be what failed (a missing
+    or non-numeric timestamp raises before it compares): unsigned stays 401. Any other error stays a 500, which
+    Slack retries, perhaps on a healthy worker. Logged by type and place only: a message may quote the payload.
+    Without a secret (Socket Mode) the connection itself is authenticated."""
+    verifier = SignatureVerifier(secret) if secret else None
+
+    def handle(error: Exception, request: BoltRequest) -> BoltResponse:
+        if verifier is not None and not _signed(verifier, request):
+            return BoltResponse(status=401, body="")
+        if not isinstance(error, _PAYLOAD_ERRORS):
+            log.error("Slack request failed: %s at %s", type(error).__name__, _where(error))
+            return BoltResponse(status=500, body="")
+        log.error("signed Slack request not handled: %s at %s", type(error).__name__, _where(error))
+        return BoltResponse(status=200, body="")
+
+    return handle
+
+
+def _signed(verifier: SignatureVerifier, request: BoltRequest) -> bool:
+    def header(name: str) -> str | None:
+        values = request.headers.get(name) or [None]
+        return values[0]
+
+    try:
+        return verifier.is_valid(body=request.raw_body, timestamp=header("x-slack-request-timestamp"),
+                                 signature=header("x-slack-signature"))
+    except (TypeError, ValueError):  # a missing or non-numeric timestamp
+        return False
 
 
 def _where(error: BaseException) -> str:

@@ -21,6 +21,8 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
+from core.log_privacy import drop_records_up_to
+
 MIGRATIONS_DIR: Final = Path(__file__).with_name("migrations")
 BUSY_TIMEOUT_MS: Final = 5000
 WRITE_INTENT: Final = "sourced_write_intent"
@@ -34,14 +36,8 @@ def supports_full_text(dialect_name: str) -> bool:
     return dialect_name == "sqlite"
 
 
-class _NoRows(logging.Filter):
-    """SQLAlchemy logs every result row at DEBUG: an event claim's question, a pending clarification."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno > logging.DEBUG
-
-
-logging.getLogger("sqlalchemy.engine.Engine").addFilter(_NoRows())
+# SQLAlchemy logs every result row at DEBUG: an event claim's question, a pending clarification
+drop_records_up_to(logging.DEBUG, "sqlalchemy.engine.Engine")
 
 
 def make_engine(url: str) -> Engine:

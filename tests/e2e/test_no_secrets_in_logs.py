@@ -145,6 +145,9 @@ def test_no_secret_and_no_question_reaches_the_logs_the_console_or_the_database(
         event(mention_payload(QUESTIONS["refused"], user="UBOB", channel="CPUBLIC"))
         event(mention_payload(QUESTIONS["invalid"], user="UBOB", channel="CPUBLIC"))
         event({**mention_payload(QUESTIONS["refused"], user="UBOB", channel="CPUBLIC"), "event": None})
+        forged = json.dumps(mention_payload(QUESTIONS["private"], user="UBOB", channel="CPUBLIC"))  # a rotated secret
+        assert post(url, forged, content_type="application/json",
+                    headers=sign(forged, secret="an-old-secret")).status == 401
         command(QUESTIONS["private"], "private")
         command(QUESTIONS["answered"], "answered")
         bot.workers.wait_idle(60)

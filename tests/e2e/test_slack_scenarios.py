@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
+import pytest
+
 from bot import blocks
 from bot.surface import Action
 from core.application import refusals
@@ -129,6 +131,21 @@ def test_a_stale_signature_is_rejected_with_401(northwind: Deployment, slack: Fa
     ten_minutes_ago = int(time.time()) - 600
     stale = send_event(northwind.url, payload, headers=lambda body: sign(body, timestamp=ten_minutes_ago))
     assert stale.status == 401
+
+
+@pytest.mark.parametrize("stamp", ["abc", "", None])
+def test_a_missing_or_unreadable_timestamp_is_rejected_with_401(northwind: Deployment, slack: FakeSlack,
+                                                                stamp: str | None) -> None:
+    def unreadable(body: str) -> dict[str, str]:
+        signed = sign(body)
+        if stamp is None:
+            return {"X-Slack-Signature": signed["X-Slack-Signature"]}
+        return {**signed, "X-Slack-Request-Timestamp": stamp}
+
+    payload = mention_payload(REFUND_QUESTION, user="UALICE", channel="CPUBLIC")
+    assert send_event(northwind.url, payload, headers=unreadable).status == 401
+    northwind.settle()
+    assert slack.sent("chat.postMessage") == []
 
 
 # -- identity and audience ------------------------------------------------------------------------------

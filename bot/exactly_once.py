@@ -91,17 +91,22 @@ class EventClaims:
         return self._keeper.holds(event_id)
 
     def take_over(self, event_id: str) -> dict[str, Any] | None:
-        """Claim an event whose holder died; its payload when the claim is now this process's."""
+        """Claim an event whose holder died; its payload when the claim is now this process's. The claim is held
+        (its lease renewed) from here on, not only once a reply thread starts on it: a backlog longer than the
+        lease would otherwise let a sweep, this process's or another's, take it over a second time."""
         if not self._events.claim(event_id, holder=self._holder, lease=self._lease):
             return None
         payload = self._events.payload(event_id)
         if payload is None:  # claimed before payloads were kept: nothing to answer from
             self._events.finish(event_id)
+            return None
+        self._keeper.hold(event_id)
         return payload
 
     @contextmanager
     def holding(self, event_id: str) -> Iterator[None]:
-        """Keep the lease alive during the block; finish the claim after it, however the block ended."""
+        """Keep the lease alive during the block (already held after `take_over`); finish the claim after it,
+        however the block ended."""
         self._keeper.hold(event_id)
         try:
             yield
@@ -129,7 +134,10 @@ class EventClaims:
                 time.sleep(FINISH_RETRY_S)
 
     def give_up(self, event_id: str) -> None:
-        self._events.finish(event_id)
+        try:
+            self._events.finish(event_id)
+        finally:
+            self._keeper.release(event_id)
 
 
 class LeaseKeeper:

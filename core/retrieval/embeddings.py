@@ -332,10 +332,6 @@ class _Partition:
 class _Vectors:
     partitions: tuple[_Partition, ...]
 
-    @property
-    def size(self) -> int:
-        return sum(len(partition.chunk_ids) for partition in self.partitions)
-
 
 _SIGNATURE: Final = text(
     "SELECT (SELECT max(rowid) FROM chunk_embeddings WHERE model = :model), "
@@ -364,8 +360,10 @@ class VectorStore:
         self._engine = engine
         self._model_id = model_id
         self._exact_limit = exact_limit
-        self._signature: tuple[Any, ...] | None = None
-        self._vectors: _Vectors | None = None
+        self._loaded: tuple[tuple[Any, ...], _Vectors] | None = None
+        """The signature the vectors were loaded under, and the vectors: one value, so no thread pairs a new
+        signature with old vectors."""
+        self._loading = threading.Lock()
 
     def search(self, query: Matrix, *, audience: Audience | None, limit: int) -> list[tuple[str, float]]:
         """(chunk id, cosine) of the nearest chunks the audience may see (None: any), best first."""
@@ -384,10 +382,15 @@ class VectorStore:
     def _current(self) -> _Vectors:
         with self._engine.connect() as connection:  # one read transaction: the signature and the load agree
             signature = tuple(connection.execute(_SIGNATURE, {"model": self._model_id}).one())
-            if signature != self._signature or self._vectors is None:
-                self._vectors = self._load(connection)
-                self._signature = signature
-        return self._vectors
+            loaded = self._loaded
+            if loaded is not None and loaded[0] == signature:
+                return loaded[1]
+            with self._loading:  # after an ingest, one reply thread loads; the others wait rather than load again
+                loaded = self._loaded
+                if loaded is None or loaded[0] != signature:
+                    loaded = (signature, self._load(connection))
+                    self._loaded = loaded
+        return loaded[1]
 
     def _load(self, connection: Any) -> _Vectors:
         """The vectors streamed a block at a time into their partitions' searches: an exact search's matrix, or an

@@ -26,6 +26,7 @@ from bot.surface import Action, clarify_action_id
 from core.application import refusals
 from core.application.presenting import reply_text
 from core.domain import Answered, Citation, Clarify, Outcome, Passage, RefusalKind, Refused
+from core.domain.text import storable
 
 SECTION_LIMIT: Final = 3000
 BLOCK_LIMIT: Final = 50
@@ -240,17 +241,6 @@ def replace_block(blocks: Sequence[dict[str, Any]], block_id: str, note: str) ->
 
 
 # -- helpers -------------------------------------------------------------------------------------------------
-
-def storable(text: str) -> bool:
-    """Whether `text` can be encoded, stored and looked up. Found by fuzzing: a button value carrying half a
-    UTF-16 surrogate pair (`"\\ud800"` in its JSON) failed the database lookup, and the clicker was told
-    "I can't answer right now" instead of that the button is stale."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
 
 def _json_object(value: str) -> dict[str, Any] | None:
     try:

@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sourced: {error}", file=sys.stderr)
         return 2
     except OperationalError as error:  # unreachable, locked past its busy timeout, out of disk: one line
-        reason = str(error.orig or error).splitlines()[0]
+        reason = (str(error.orig or error).splitlines() or [type(error).__name__])[0]
         print(f"sourced {args.command}: the database is unavailable ({reason})", file=sys.stderr)
         return 1
     return code

@@ -24,6 +24,7 @@ from core.application.audit import user_reference
 from core.application.orchestrator import Question
 from core.bootstrap import Sourced
 from core.domain import Audience, Clarify, Outcome, Passage, Principal, Refused
+from core.domain.text import storable
 
 log = logging.getLogger(__name__)
 
@@ -196,8 +197,11 @@ class Replies:
     def feedback(self, ids: SignedIds, *, correlation_id: str, verdict: Verdict, place: Place,
                  respond: Respond) -> None:
         """Store the verdict against the reply's correlation id, and say thanks on the message."""
-        reference = correlation_id[:64] if blocks.storable(correlation_id) else "unreadable"  # a tampered button
-        self._sourced.feedback.record(reference, user_reference(ids.user_id, self._user_hash_key), verdict)
+        if storable(correlation_id):
+            self._sourced.feedback.record(correlation_id[:64], user_reference(ids.user_id, self._user_hash_key),
+                                          verdict)
+        else:  # a tampered button: nothing to join it to, but the clicker is thanked all the same
+            log.warning("feedback with an unreadable correlation id not stored")
         self._note(place, blocks.FEEDBACK_BLOCK, blocks.THANKS, respond)
 
     def passage(self, ids: SignedIds, *, value: str, respond: Respond) -> None:

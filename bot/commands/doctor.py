@@ -93,16 +93,17 @@ def _database_and_index(settings: Settings) -> list[Check]:
 def _instructions(engine: Engine) -> Check:
     """Lines addressed to AI assistants in the indexed documents. A finding, not a failure: they are content
     the pipeline never quotes, but the page's owner should know (`sourced ingest` names file and line)."""
-    lines, documents = 0, set()
+    found: set[tuple[str, str]] = set()  # (document, line): a long section's windows overlap
     with engine.connect() as connection:
         for doc_id, chunk_text in connection.execute(select(ChunkRow.doc_id, ChunkRow.text)).yield_per(2000):
-            found = len(instruction_lines(chunk_text))
-            if found:
-                lines += found
-                documents.add(doc_id)
-    if not lines:
+            lines = chunk_text.splitlines()
+            found.update((doc_id, lines[number - 1].strip()) for number in instruction_lines(chunk_text))
+    if not found:
         return Check("instructions", True, "no text addressed to AI assistants")
-    return Check("instructions", True, f"{lines} lines addressed to AI assistants in {len(documents)} documents "
+    documents = len({doc_id for doc_id, _ in found})
+    lines = f"{len(found)} {'line' if len(found) == 1 else 'lines'}"
+    return Check("instructions", True, f"{lines} addressed to AI assistants in {documents} "
+                 f"{'document' if documents == 1 else 'documents'} "
                  "(indexed as content, never quoted; `sourced ingest` lists them)")
 
 

@@ -245,7 +245,7 @@ class SqliteIndex:
             current = self._generation
             if current is None or current.key != key:
                 totals = _varints(averages) or [0]
-                current = _Generation.load(connection, key=key, rows=totals[0], tokens=sum(totals[1:]))
+                current = _Generation.load(connection, key=key, tokens=sum(totals[1:]))
                 self._generation = current
         return current
 
@@ -258,13 +258,11 @@ class _Generation:
     the term occurs in each (`frequencies`).
     """
 
-    def __init__(self, *, key: bytes, rows: int, tokens: int, spans: dict[str, tuple[int, int]],
+    def __init__(self, *, key: bytes, spans: dict[str, tuple[int, int]],
                  positions: npt.NDArray[np.int32], frequencies: Frequencies,
                  rowids: Positions, lengths: Floats, documents: npt.NDArray[np.int32],
                  audiences: Sequence[frozenset[str]]) -> None:
         self.key = key
-        self.rows = rows
-        self.tokens = tokens
         self._spans = spans
         self._positions = positions
         self._frequencies = frequencies
@@ -276,9 +274,9 @@ class _Generation:
         self._views_lock = threading.Lock()
 
     @classmethod
-    def load(cls, connection: Connection, *, key: bytes, rows: int, tokens: int) -> "_Generation":
-        """Read the index in this connection's snapshot. Lists come as `group_concat` text, parsed by NumPy,
-        so no Python object is made per row or per posting."""
+    def load(cls, connection: Connection, *, key: bytes, tokens: int) -> "_Generation":
+        """Read the index in this connection's snapshot (`tokens`, the whole index's, sizes the postings).
+        Lists come as `group_concat` text, parsed by NumPy, so no Python object is made per row or posting."""
         rowids, lengths = _row_sizes(connection)
         doc_ids, documents = _row_documents(connection, rowids)
         roles: dict[str, set[str]] = {}
@@ -289,7 +287,7 @@ class _Generation:
         for term, joined in connection.execute(_POSTINGS):
             postings.add(term, _integers(joined))
         spans, positions, frequencies = postings.finish()
-        return cls(key=key, rows=rows, tokens=tokens, spans=spans, positions=positions, frequencies=frequencies,
+        return cls(key=key, spans=spans, positions=positions, frequencies=frequencies,
                    rowids=rowids, lengths=lengths, documents=documents,
                    audiences=[frozenset(roles.get(doc_id, ())) for doc_id in doc_ids])
 

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core.domain import EVERYONE
+from core.domain.text import storable
 
 SUFFIXES: Final = frozenset({".md", ".txt"})
 MAX_FILE_BYTES: Final = 10_000_000
@@ -168,7 +169,7 @@ def _load_file(path: Path, relative: Path) -> SourceDocument:
         url=meta.url,
         body=body,
         file_sha256=hashlib.sha256(raw).hexdigest(),
-        body_line=text.count("\n", 0, len(text) - len(body)) + 1,
+        body_line=len(text[: len(text) - len(body)].splitlines()) + 1,  # as `instruction_lines` splits them
     )
 
 
@@ -225,19 +226,11 @@ def _parse_yaml(header: str) -> dict[str, Any]:
     if not isinstance(data, dict) or not all(isinstance(key, str) for key in data):
         raise InvalidDocument("front matter must be a mapping of keys to values")
     for key, value in data.items():
-        if any(isinstance(item, str) and not _storable(item) for item in (value if isinstance(value, list)
+        if any(isinstance(item, str) and not storable(item) for item in (value if isinstance(value, list)
                                                                             else [value])):
             raise InvalidDocument(f"front-matter key {key!r} holds a NUL or half a surrogate pair (a YAML "
                                   f"escape such as \\0 or \\ud800), not text")
     return data
-
-
-def _storable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return "\x00" not in text
 
 
 def _describe(error: ValidationError) -> str:

@@ -51,6 +51,7 @@ from sqlalchemy import JSON, Connection, Date, Engine, Row, bindparam, text
 from core import text as analysis
 from core.domain import Audience, Passage, RetrievedChunk, is_visible
 from core.storage.database import supports_full_text
+from core.storage.tables import ChunkRow, DocumentRow, count_rows
 
 K1: Final = 1.2
 B: Final = 0.75
@@ -199,12 +200,10 @@ class SqliteIndex:
         return _retrieved(row, 0.0).passage
 
     def chunk_count(self) -> int:
-        with self._engine.connect() as connection:
-            return int(connection.execute(text("SELECT count(*) FROM chunks")).scalar_one())
+        return count_rows(self._engine, ChunkRow)
 
     def document_count(self) -> int:
-        with self._engine.connect() as connection:
-            return int(connection.execute(text("SELECT count(*) FROM documents")).scalar_one())
+        return count_rows(self._engine, DocumentRow)
 
     def _search(self, query: str, *, role_sets: Sequence[frozenset[str]] | None,
                 limit: int) -> list[RetrievedChunk]:

@@ -37,7 +37,7 @@ from core.retrieval.knowledge_base import LoadError, SourceDocument, load_knowle
 from core.storage.database import supports_full_text
 from core.storage.locks import ingest_lock
 from core.storage.postgres import refresh_statistics
-from core.storage.tables import ChunkRow, DocumentRoleRow, DocumentRow
+from core.storage.tables import ChunkRow, DocumentRoleRow, DocumentRow, count_rows
 
 _DELETE_FTS: Final = "DELETE FROM chunks_fts WHERE rowid = :rowid"
 _INSERT_FTS: Final = "INSERT INTO chunks_fts (rowid, chunk_id, body) VALUES (:rowid, :chunk_id, :body)"
@@ -157,7 +157,7 @@ class Ingestor:
         for doc_id in sorted(stored.keys() - present):
             remove = partial(self._remove, doc_id=doc_id, tally=tally)
             self._guarded(Path(stored[doc_id].source_path), tally, remove)
-        return tally.report(chunks=self._chunk_count())
+        return tally.report(chunks=count_rows(self._engine, ChunkRow))
 
     def _beside(self, drafts: Sequence[ChunkDraft]) -> Beside:
         """Computed before a document's transaction, run inside it after its chunks are written. Nothing here;
@@ -248,9 +248,6 @@ class Ingestor:
         return {doc_id: _Stored(file_sha256=sha, source_path=path, supersedes=tuple(supersedes or ()))
                 for doc_id, sha, path, supersedes in rows}
 
-    def _chunk_count(self) -> int:
-        with self._engine.connect() as connection:
-            return int(connection.execute(select(func.count()).select_from(ChunkRow)).scalar_one())
 
     @contextmanager
     def _progress_bar(self, total: int) -> Iterator[Callable[[], None]]:

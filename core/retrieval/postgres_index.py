@@ -42,6 +42,7 @@ from core.retrieval.embeddings import as_matrix
 from core.retrieval.hybrid import CANDIDATES, EMBEDDING_THREADS, cosine_score, fuse
 from core.retrieval.index import IndexUnavailable
 from core.storage.postgres import AUDIENCE_TABLE, TERM_TABLE, VECTOR_TABLE, vector_literal
+from core.storage.tables import ChunkRow, DocumentRow, count_rows
 
 log = logging.getLogger(__name__)
 
@@ -192,12 +193,10 @@ class PostgresIndex:
         return found[chunk_id].passage if chunk_id in found else None
 
     def chunk_count(self) -> int:
-        with self._engine.connect() as connection:
-            return int(connection.execute(text("SELECT count(*) FROM chunks")).scalar_one())
+        return count_rows(self._engine, ChunkRow)
 
     def document_count(self) -> int:
-        with self._engine.connect() as connection:
-            return int(connection.execute(text("SELECT count(*) FROM documents")).scalar_one())
+        return count_rows(self._engine, DocumentRow)
 
     # -- steps -------------------------------------------------------------------------------------------
 

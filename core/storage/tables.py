@@ -14,6 +14,7 @@ from sqlalchemy import (
     CheckConstraint,
     DateTime,
     Dialect,
+    Engine,
     Float,
     ForeignKey,
     Index,
@@ -21,6 +22,8 @@ from sqlalchemy import (
     MetaData,
     String,
     Text,
+    func,
+    select,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
@@ -198,3 +201,9 @@ class PendingClarificationRow(Base):
     options: Mapped[list[dict[str, Any]]]
     created_at: Mapped[datetime]
     expires_at: Mapped[datetime] = mapped_column(index=True)
+
+
+def count_rows(engine: Engine, table: type[Base]) -> int:
+    """How many rows a table holds (the indexes' chunk and document counts, an ingestion's summary)."""
+    with engine.connect() as connection:
+        return int(connection.execute(select(func.count()).select_from(table)).scalar_one())

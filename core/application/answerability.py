@@ -39,8 +39,11 @@ from core.text import STOPWORDS, capitalised_names, content_stems, numbers, stem
 CANDIDATE_CHUNKS: Final = 5
 """Chunks whose statements are candidates: the answer is in the top 5 for nearly every answerable question
 the retriever finds at all, and more chunks mostly add look-alikes."""
-EMBEDDED_STATEMENTS: Final = 12
-"""Statements embedded per question, the best by words and retrieval: bounds the embedding cost."""
+EMBEDDED_STATEMENTS: Final = 6
+"""Statements embedded per question, the best by words and retrieval: bounds the embedding cost, the largest
+part of a first-time `ask` (MiniLM on two cores, some 5 ms a statement). Six instead of the twelve the model was
+fitted with moved 1 case of 71 on dev (wrong to refused), 1 of 150 on dev2 (refused to wrong) and 1 of 706 on
+squad2 (correct to refused), and took `ask` p95 at 100k chunks from 123 to 96 ms (`benchmarks/ask_phases.py`)."""
 MODEL_FILE: Final = "answerability_model.json"
 SOLE_CANDIDATE_MARGIN: Final = 1.0
 """The lead of a question's only candidate: clear, but no clearer than a typical first over second."""

@@ -20,7 +20,13 @@ from core.application.instructions import instruction_lines
 from core.bootstrap import build_index
 from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config
 from core.storage.database import current_revision, head_revision, make_engine
-from core.storage.postgres import installed_pgvector, pgvector_available, pgvector_problem, vector_schema_ready
+from core.storage.postgres import (
+    index_memory,
+    installed_pgvector,
+    pgvector_available,
+    pgvector_problem,
+    vector_schema_ready,
+)
 from core.storage.tables import ChunkRow
 
 
@@ -29,6 +35,12 @@ class Check:
     name: str
     ok: bool
     detail: str
+    warning: bool = False
+    """Passes, but something the operator should change."""
+
+    @property
+    def status(self) -> str:
+        return "FAIL" if not self.ok else "warn" if self.warning else "ok  "
 
 
 def register(subparsers: Any) -> None:
@@ -45,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     checks = diagnose(Settings(), slack, config_file=args.config)
     for check in checks:
-        print(f"{'ok  ' if check.ok else 'FAIL'}  {check.name}: {check.detail}")
+        print(f"{check.status}  {check.name}: {check.detail}")
     return 0 if all(check.ok for check in checks) else 1
 
 
@@ -82,12 +94,13 @@ def _database_and_index(settings: Settings) -> list[Check]:
             return [database, vectors]
         chunks = build_index(engine, None).chunk_count()
         instructions = _instructions(engine)
+        memory = _memory(engine)
     except Exception as error:  # same: report, don't crash
         return [database, Check("index", False, f"{type(error).__name__}: {error}")]
     finally:
         engine.dispose()
     index = Check("index", chunks > 0, f"{chunks} chunks" if chunks else "empty: run `sourced ingest PATH`")
-    return [database, index, instructions] + ([vectors] if vectors is not None else [])
+    return [database, index, instructions] + [check for check in (vectors, memory) if check is not None]
 
 
 def _instructions(engine: Engine) -> Check:
@@ -105,6 +118,29 @@ def _instructions(engine: Engine) -> Check:
     return Check("instructions", True, f"{lines} addressed to AI assistants in {documents} "
                  f"{'document' if documents == 1 else 'documents'} "
                  "(indexed as content, never quoted; `sourced ingest` lists them)")
+
+
+def _memory(engine: Engine) -> Check | None:
+    """On PostgreSQL: does `shared_buffers` hold the index?"""
+    if engine.dialect.name != "postgresql":
+        return None
+    with engine.connect() as connection:
+        return memory_check(*index_memory(connection))
+
+
+def memory_check(shared_buffers: int, index: int) -> Check:
+    """A warning, not a failure, when the index is larger than `shared_buffers`: searches still work, but read
+    the index back from the operating system at every question (at 100k chunks, retrieval p95 18 ms became
+    34 ms with the default 128 MB; README, Deployment)."""
+    sizes = f"index {_megabytes(index)}, shared_buffers {_megabytes(shared_buffers)}"
+    if index <= shared_buffers:
+        return Check("memory", True, f"{sizes}: the index fits")
+    return Check("memory", True, f"{sizes}: searches read the index back from the operating system at every question; "
+                 f"raise shared_buffers above {_megabytes(index)}", warning=True)
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 2**20:,.0f} MB"
 
 
 def _vectors(engine: Engine, settings: Settings) -> Check | None:

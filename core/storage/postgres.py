@@ -268,6 +268,18 @@ def write_pgvectors(connection: Connection, *, model: str, vectors: Sequence[tup
          for chunk_id, vector in vectors])
 
 
+def index_memory(connection: Connection) -> tuple[int, int]:
+    """Bytes of the server's `shared_buffers`, and of what a search reads: the chunks, documents and term counts
+    with their indexes (the GIN index among them), and every partition of the vectors with its HNSW graph."""
+    row = connection.execute(text(f"""
+        SELECT pg_size_bytes(current_setting('shared_buffers')) AS buffer_bytes,
+               (SELECT coalesce(sum(pg_total_relation_size(oid)), 0) FROM pg_class WHERE oid IN (
+                    SELECT to_regclass(name) FROM unnest(ARRAY['chunks', 'documents', '{TERM_TABLE}']) AS name
+                    UNION ALL SELECT inhrelid FROM pg_inherits WHERE inhparent = to_regclass('{VECTOR_TABLE}'))
+               ) AS index_bytes""")).one()
+    return int(row.buffer_bytes), int(row.index_bytes)
+
+
 def refresh_statistics(engine: Engine) -> None:
     """After an ingestion changed documents, on PostgreSQL: the planner's statistics of the index tables brought
     up to date now rather than whenever autovacuum comes by (a first search after a bulk load planned without

@@ -78,6 +78,8 @@ def test_doctor_reports_pgvector_and_the_stored_vectors(pgvector_url: str) -> No
     checks = {check.name: check for check in diagnose(Settings(database_url=pgvector_url, embedder="minilm"),
                                                        SlackSettings())}
     assert checks["vectors"].ok and checks["vectors"].detail.startswith("pgvector 0.8")
+    memory = checks["memory"]
+    assert memory.ok and memory.detail.startswith("index ") and " MB, shared_buffers " in memory.detail
 
 
 @machine_postgres

@@ -11,7 +11,6 @@ import json
 import logging
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -28,6 +27,7 @@ from bot.surface import Action
 from bot.work import ReplyWorkers
 from core.bootstrap import bootstrap
 from core.config import Settings
+from core.eval.scripted_server import ScriptedServer
 from tests.e2e.conftest import CONFIG, _QuietHandler, _ThreadingWSGIServer, workspace, write_kb
 from tests.e2e.fake_slack import FakeSlack, mention_payload, post, sign
 
@@ -89,28 +89,8 @@ def everything_logged() -> Iterator[_Everything]:
 @pytest.fixture
 def model_server() -> Iterator[str]:
     """An OpenAI-compatible chat endpoint that answers every request with one grounded envelope."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers["Content-Length"]))
-            body = json.dumps({"id": "c1", "object": "chat.completion", "created": 1, "model": "scripted",
-                               "choices": [{"index": 0, "finish_reason": "stop",
-                                            "message": {"role": "assistant", "content": GROUNDED}}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet: this server is not the system under test."""
-
-    http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    http.daemon_threads = True
-    threading.Thread(target=http.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{http.server_address[1]}/v1"
-    http.shutdown()
-    http.server_close()
+    with ScriptedServer(lambda _messages: GROUNDED) as server:
+        yield server.base_url
 
 
 def test_no_secret_and_no_question_reaches_the_logs_the_console_or_the_database(

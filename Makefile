@@ -21,7 +21,7 @@ run: $(STAMP)
 	$(BIN)/sourced start
 
 lint: $(STAMP)
-	$(BIN)/ruff check core bot tests benchmarks
+	$(BIN)/ruff check core bot tests benchmarks training
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

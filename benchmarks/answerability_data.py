@@ -87,9 +87,14 @@ def label(case: Case, ref: ChunkRef, text: str) -> int | None:
 
 
 @contextmanager
-def opened(eval_set: EvalSet, *, embedder: str) -> Iterator[EvalSession]:
-    """The set's knowledge base ingested into a temporary database, as `sourced eval` does it."""
+def opened(eval_set: EvalSet, *, embedder: str, reader: Path | None = None) -> Iterator[EvalSession]:
+    """The set's knowledge base ingested into a temporary database, as `sourced eval` does it, with the given
+    reader (an ONNX file; none without it)."""
     os.environ["SOURCED_EMBEDDER"] = embedder
+    os.environ["SOURCED_READER"] = "none"
+    os.environ.pop("SOURCED_READER_PATH", None)
+    if reader is not None:
+        os.environ["SOURCED_READER_PATH"] = str(reader)
     config = load_config(eval_set.config) if eval_set.config else SourcedConfig()
     gaps = config.gaps() + (load_known_gaps(eval_set.known_gaps) if eval_set.known_gaps else ())
     with eval_session(kb=eval_set.kb, config=config, known_gaps=gaps) as session:
@@ -107,7 +112,8 @@ def collect(session: EvalSession, eval_set: EvalSet) -> Iterator[Row]:
         profile = QuestionProfile.of(case.question)
         if not statements or not profile.stems:
             continue
-        features = featurise(case.question, profile, statements, embedder=session.sourced.embedder)
+        features = featurise(case.question, profile, statements, embedder=session.sourced.embedder,
+                             reader=session.sourced.reader)
         for statement, values in zip(statements, features, strict=True):
             ref = ChunkRef.of(statement.chunk.passage)
             yield Row(set_name=eval_set.name, case_id=case.id, expect=case.expect, features=values,

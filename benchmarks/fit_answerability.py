@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.fit_answerability            # leave-one-set-out table, then the full fit
     .venv/bin/python -m benchmarks.fit_answerability --write    # ... and write the shipped model file
+    .venv/bin/python -m benchmarks.fit_answerability --variants semantic+reader --readers build/reader --write
 
 Two stages, both linear over standardised features (`core.application.answerability`):
 - the ranker orders a question's candidate statements: a conditional logit (softmax over the candidates)
@@ -18,11 +19,17 @@ sets only (not `squad2`, see `DECISION_SETS_EXCLUDED`).
 
 Held-out discipline: each set's figures are measured by `sourced eval`'s own scoring, with the model fitted
 on the other sets; the shipped fit (all sets) is reported beside, marked as fitted on the set.
+
+Variants with `+reader` read the candidates with the trained reader (`training/reader`): each set with the
+fold's reader that was not trained on it (`--readers`, the training's work folder), so the weights are fitted
+on the scores a reader gives to text it has never seen, as the shipped reader will at a company.
 """
 
 import argparse
 import json
 import math
+import shlex
+import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from contextlib import ExitStack
@@ -39,6 +46,7 @@ from core.application.answerability import EVIDENCE_AGAINST, MODEL_FILE, UNSIGNE
 from core.eval.cases import load_cases
 from core.eval.report import metrics
 from core.eval.runner import EvalSession
+from training.reader.folds import fold_model
 
 TARGET_FALSE_ANSWER: Final = 0.05
 """The false-answer rate the threshold is chosen for, on the training sets."""
@@ -202,17 +210,23 @@ def measured(session: EvalSession, eval_set: EvalSet, model: dict[str, Any]) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help=f"write core/application/{MODEL_FILE}")
-    parser.add_argument("--variants", nargs="+", default=["semantic", "lexical"])
+    parser.add_argument("--variants", nargs="+", default=["semantic", "lexical"],
+                        choices=["semantic", "lexical", "semantic+reader", "lexical+reader"])
+    parser.add_argument("--readers", type=Path, default=Path("build/reader"),
+                        help="the reader training's work folder, for the +reader variants (default %(default)s)")
     parser.add_argument("--target", type=float, default=TARGET_FALSE_ANSWER,
                         help="the false-answer rate the threshold is chosen for (default %(default)s)")
     args = parser.parse_args()
     sets = known_sets()
     versions = {s.name: s.version() for s in sets}
-    shipped: dict[str, Any] = {}
+    path = Path(__file__).resolve().parents[1] / "core" / "application" / MODEL_FILE
+    shipped: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))["models"]
     for variant in args.variants:
-        embedder = "minilm" if variant == "semantic" else "none"
+        embedder = "minilm" if variant.startswith("semantic") else "none"
         with ExitStack() as stack:
-            sessions = {s.name: stack.enter_context(opened(s, embedder=embedder)) for s in sets}
+            sessions = {s.name: stack.enter_context(opened(
+                s, embedder=embedder, reader=fold_model(args.readers, s.name) if "+reader" in variant else None))
+                for s in sets}
             by_set = {s.name: questions(list(collect(sessions[s.name], s))) for s in sets}
             print(f"\n## {variant} ({embedder}): leave one set out, then the shipped fit on all sets")
             print(f"{'held out':10} {'threshold':>9} " + " ".join(f"{k:>18}" for k in REPORTED))
@@ -226,10 +240,10 @@ def main() -> None:
             for held in sets:
                 _print_row(f"{held.name}*", model["threshold"], measured(sessions[held.name], held, model))
         print("(* fitted on this set too: not a held-out figure)")
+        model["fitted_by"] = "python -m benchmarks.fit_answerability " + shlex.join(sys.argv[1:])
         shipped[variant] = model
         _print_weights(model)
     if args.write:
-        path = Path(__file__).resolve().parents[1] / "core" / "application" / MODEL_FILE
         path.write_text(json.dumps({
             "fitted_by": "python -m benchmarks.fit_answerability --write",
             "data": versions, "target_false_answer": args.target, "models": shipped,

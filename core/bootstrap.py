@@ -8,11 +8,12 @@ from sqlalchemy import Engine
 from core.application.answerability import AnswerabilityModel
 from core.application.checks import ClaimSupport, claim_support
 from core.application.orchestrator import Orchestrator, RetrievalPolicy
-from core.application.ports import AnswerModel, AuditSink, Clock, Embedder, Index, Metrics, Verifier
+from core.application.ports import AnswerModel, AuditSink, Clock, Embedder, Index, Metrics, Reader, Verifier
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
 from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config
 from core.llm.extractive import ExtractiveModel
+from core.llm.reader import OnnxReader, ReaderUnavailable, bundled_reader
 from core.observability import PrometheusMetrics, SystemClock
 from core.retrieval.embeddings import EmbeddingIngestor, build_embedder
 from core.retrieval.hybrid import HybridIndex
@@ -41,9 +42,25 @@ class Sourced:
     pending: PendingClarifications
     model: AnswerModel
     embedder: Embedder | None = None
+    reader: Reader | None = None
 
 
-def build_model(settings: Settings, embedder: Embedder | None = None) -> AnswerModel:
+def build_reader(settings: Settings) -> Reader | None:
+    """The reader for `SOURCED_READER` / `SOURCED_READER_PATH`: a given path must load; `auto` falls back to
+    none (today's features) only when the `semantic` extra is missing."""
+    if settings.reader_path is not None:
+        return OnnxReader(settings.reader_path)
+    if settings.reader == "none":
+        return None
+    try:
+        return bundled_reader()
+    except ReaderUnavailable:
+        if settings.reader == "bundled":
+            raise
+        return None
+
+
+def build_model(settings: Settings, embedder: Embedder | None = None, reader: Reader | None = None) -> AnswerModel:
     """The model named by `SOURCED_MODEL`; the extractive default needs nothing else. A missing setting is a
     ConfigError, which the CLI prints as one line."""
     # Imported here: the `openai` client takes seconds to import, and the default model never needs it.
@@ -55,7 +72,7 @@ def build_model(settings: Settings, embedder: Embedder | None = None) -> AnswerM
         from core.llm import llama_cpp  # noqa: PLC0415
 
         return llama_cpp.from_settings(settings)
-    return ExtractiveModel(embedder=embedder)
+    return ExtractiveModel(embedder=embedder, reader=reader)
 
 
 def build_verifier(settings: Settings, model: AnswerModel) -> Verifier | None:
@@ -93,6 +110,7 @@ def bootstrap(
     policy: RetrievalPolicy | None = None,
     progress: bool = True,
     embedder: Embedder | None = None,
+    reader: Reader | None = None,
     answerability: AnswerabilityModel | None = None,
     support: ClaimSupport = claim_support,
     verifier: Verifier | None = None,
@@ -102,9 +120,10 @@ def bootstrap(
     engine = make_engine(settings.database_url)
     migrate(engine)
     embedder = embedder or build_embedder(settings.embedder, settings)
+    reader = reader or build_reader(settings)
     index = build_index(engine, embedder)
     audit_log = SqlAuditLog(engine)
-    model = model or build_model(settings, embedder)
+    model = model or build_model(settings, embedder, reader)
     risk = config.risk
     orchestrator = Orchestrator(
         index=index,
@@ -120,6 +139,7 @@ def bootstrap(
         user_hash_key=settings.user_hash_key.get_secret_value().encode() if settings.user_hash_key else None,
         embedder=embedder,
         answerability=answerability,
+        reader=reader,
         verifier=verifier or build_verifier(settings, model),
         support=support,
     )
@@ -137,4 +157,5 @@ def bootstrap(
         pending=PendingClarifications(engine),
         model=model,
         embedder=embedder,
+        reader=reader,
     )

@@ -14,6 +14,9 @@ from core.application.routing import KnownGap
 ModelKind = Literal["extractive", "openai", "llama-cpp"]
 VerifierKind = Literal["off", "model"]
 """`model`: one more strict-JSON request per answer to the answering LLM, whose "no" refuses."""
+ReaderKind = Literal["auto", "bundled", "none"]
+"""`auto`: the bundled cross-encoder when the `semantic` extra is installed, else none (today's features alone,
+less accurate: see the README); `bundled`: that model, and an error when it cannot load."""
 EmbedderKind = Literal["auto", "none", "minilm", "openai"]
 """`auto`: the offline MiniLM when the `semantic` extra is installed, else none (plain BM25); `openai`: an
 OpenAI-compatible embeddings endpoint (`SOURCED_EMBEDDING_BASE_URL`, `SOURCED_EMBEDDING_MODEL`)."""
@@ -42,6 +45,10 @@ class Settings(BaseSettings):
     embedding_dim: int | None = Field(default=None, gt=0)
     """Expected vector length for `SOURCED_EMBEDDER=openai`; unset: learnt from the first response."""
     embedding_timeout_s: float = Field(default=20.0, gt=0)
+    reader: ReaderKind = "auto"
+    reader_path: Path | None = None
+    """`SOURCED_READER_PATH`: another cross-encoder exported to ONNX (a `.onnx` file, or a folder holding
+    `reader.onnx`), with its `tokenizer.json` beside it; replaces the bundled reader."""
     audit_mode: AuditMode = "best_effort"
     user_hash_key: SecretStr | None = None
 

@@ -31,7 +31,7 @@ from core.application.answer_types import (
     has_quantity,
     states_money,
 )
-from core.application.ports import Embedder
+from core.application.ports import Embedder, Reader, ReadPassage
 from core.application.statements import Statement, statements_of
 from core.domain import RetrievedChunk
 from core.text import STOPWORDS, capitalised_names, content_stems, numbers, stem, words
@@ -44,6 +44,11 @@ EMBEDDED_STATEMENTS: Final = 6
 part of a first-time `ask` (MiniLM on two cores, some 5 ms a statement). Six instead of the twelve the model was
 fitted with moved 1 case of 71 on dev (wrong to refused), 1 of 150 on dev2 (refused to wrong) and 1 of 706 on
 squad2 (correct to refused), and took `ask` p95 at 100k chunks from 123 to 96 ms (`benchmarks/ask_phases.py`)."""
+READ_STATEMENTS: Final = 24
+"""Statements the reader reads per question, the best by words and retrieval: the answer is among them for
+nearly every answerable question whose passage was retrieved (`training/reader` measures it), and a batch of 24
+short pairs stays inside the reader's latency budget on two cores."""
+READER_LOGIT_LIMIT: Final = 8.0
 MODEL_FILE: Final = "answerability_model.json"
 SOLE_CANDIDATE_MARGIN: Final = 1.0
 """The lead of a question's only candidate: clear, but no clearer than a typical first over second."""
@@ -59,6 +64,10 @@ _PHRASE_END: Final = ("[", ",", ";", ":", "(", ")", "]", "{", "}", "!", "?", '"'
 
 class EmbedderFailed(RuntimeError):
     """The embedder failed while the candidates' semantic features were computed."""
+
+
+class ReaderFailed(RuntimeError):
+    """The reader failed while the candidates were read."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,14 +147,18 @@ class AnswerabilityModel:
 
 @cache
 def shipped_models() -> dict[str, AnswerabilityModel]:
-    """The committed fit: one model with semantic features (an embedder configured), one without."""
+    """The committed fit: one model per set of features available (an embedder configured or not, a reader
+    configured or not)."""
     text = resources.files("core.application").joinpath(MODEL_FILE).read_text(encoding="utf-8")
-    models = json.loads(text)["models"]
-    return {variant: AnswerabilityModel.from_dict(models[variant]) for variant in ("semantic", "lexical")}
+    return {variant: AnswerabilityModel.from_dict(data) for variant, data in json.loads(text)["models"].items()}
 
 
-def shipped_model(*, semantic: bool) -> AnswerabilityModel:
-    return shipped_models()["semantic" if semantic else "lexical"]
+def variant_name(*, semantic: bool, reading: bool) -> str:
+    return ("semantic" if semantic else "lexical") + ("+reader" if reading else "")
+
+
+def shipped_model(*, semantic: bool, reading: bool = False) -> AnswerabilityModel:
+    return shipped_models()[variant_name(semantic=semantic, reading=reading)]
 
 
 # -- the features ------------------------------------------------------------------------------------------
@@ -296,14 +309,14 @@ def word_pairs(text: str) -> list[tuple[str, str]]:
 # -- the decision ------------------------------------------------------------------------------------------
 
 def assess(question: str, chunks: Sequence[RetrievedChunk], *, embedder: Embedder | None = None,
-           model: AnswerabilityModel | None = None) -> Assessment:
+           reader: Reader | None = None, model: AnswerabilityModel | None = None) -> Assessment:
     """Score every candidate statement of the retrieved chunks; the best first."""
-    model = model or shipped_model(semantic=embedder is not None)
+    model = model or shipped_model(semantic=embedder is not None, reading=reader is not None)
     profile = QuestionProfile.of(question)
     statements = candidate_statements(chunks)
     if not profile.stems or not statements:
         return Assessment(candidates=(), threshold=model.threshold, model_version=model.version)
-    features = featurise(question, profile, statements, embedder=embedder)
+    features = featurise(question, profile, statements, embedder=embedder, reader=reader)
     ranked = sorted(zip((model.ranker(f) for f in features), statements, features, strict=True),
                     key=lambda item: item[0], reverse=True)
     candidates = []
@@ -324,19 +337,20 @@ def ranking_features(score: float, runner_up: float, alone: bool) -> dict[str, f
 
 
 def featurise(question: str, profile: QuestionProfile, statements: Sequence[Statement], *,
-              embedder: Embedder | None) -> list[dict[str, float]]:
-    """The features of every statement. Only the best by words and retrieval are embedded; the others keep
-    the lowest similarity any embedded one has (they ranked below all of them)."""
+              embedder: Embedder | None, reader: Reader | None = None) -> list[dict[str, float]]:
+    """The features of every statement. Only the best by words and retrieval are embedded and read; the others
+    keep the lowest similarity and reading any of those has (they ranked below all of them)."""
     weights = rarity_weights(profile, statements)
     ranks = _chunk_ranks(statements)
     top_score = max(s.chunk.score for s in statements)
     lexical = [statement_features(profile, s, weights=weights, rank=ranks[s.chunk.chunk_id], top_score=top_score)
                for s in statements]
+    order = by_words_and_retrieval(lexical)
+    if reader is not None:
+        _read(question, statements, order[:READ_STATEMENTS], lexical, reader)
     if embedder is None:
         _relative_features(lexical, statements, semantic=False)
         return lexical
-    order = sorted(range(len(statements)), reverse=True,
-                   key=lambda i: lexical[i]["coverage_statement"] + lexical[i]["retrieval_relative"])
     chosen = order[:EMBEDDED_STATEMENTS]
     try:
         vectors = embedder.embed([question, *(statements[i].text for i in chosen)])
@@ -349,16 +363,56 @@ def featurise(question: str, profile: QuestionProfile, statements: Sequence[Stat
     return lexical
 
 
+def by_words_and_retrieval(features: Sequence[Mapping[str, float]]) -> list[int]:
+    """Statement indexes, the best first by the question's words they state and their chunk's retrieval: the
+    cheap order that picks which statements the costlier models look at."""
+    return sorted(range(len(features)), reverse=True,
+                  key=lambda i: features[i]["coverage_statement"] + features[i]["retrieval_relative"])
+
+
+def read_passages(statements: Sequence[Statement]) -> list[ReadPassage]:
+    """Each statement with its heading path and the statement before it in its chunk."""
+    text_at = {(s.chunk.chunk_id, s.position): s.text for s in statements}
+    return [ReadPassage(text=s.text, heading=s.chunk.passage.heading,
+                        before=text_at.get((s.chunk.chunk_id, s.position - 1), "")) for s in statements]
+
+
+def _read(question: str, statements: Sequence[Statement], chosen: Sequence[int], features: list[dict[str, float]],
+          reader: Reader) -> None:
+    """The reader's probability that the statement answers, and its log-odds, which a linear score can use."""
+    passages = read_passages(statements)
+    try:
+        probabilities = reader.score(question, [passages[i] for i in chosen])
+    except Exception as error:  # the reader is an adapter (a model file, a runtime) that may fail
+        raise ReaderFailed(f"reading candidate statements failed: {type(error).__name__}") from error
+    read = dict(zip(chosen, probabilities, strict=True))
+    floor = min(read.values())
+    for i, f in enumerate(features):
+        f["reader"] = read.get(i, floor)
+        f["reader_logit"] = _logit(f["reader"]) / READER_LOGIT_LIMIT
+    _compare(features, "reader")
+
+
+def _logit(probability: float) -> float:
+    p = min(max(probability, 1e-6), 1 - 1e-6)
+    return max(-READER_LOGIT_LIMIT, min(READER_LOGIT_LIMIT, math.log(p / (1 - p))))
+
+
+def _compare(features: list[dict[str, float]], name: str) -> None:
+    """`name_margin`: the lead over the best other candidate (negative when behind); `name_rank`: 1 / rank."""
+    values = [f[name] for f in features]
+    ordered = sorted(values, reverse=True)
+    for f, value in zip(features, values, strict=True):
+        others = ordered[1] if value == ordered[0] and len(ordered) > 1 else ordered[0]
+        f[f"{name}_margin"] = value - others
+        f[f"{name}_rank"] = 1.0 / (1 + ordered.index(value))
+
+
 def _relative_features(features: list[dict[str, float]], statements: Sequence[Statement], *,
                        semantic: bool) -> None:
     """How each statement compares with the other candidates of the same question."""
     for name in ("semantic", "coverage_statement") if semantic else ("coverage_statement",):
-        values = [f[name] for f in features]
-        ordered = sorted(values, reverse=True)
-        for f, value in zip(features, values, strict=True):
-            others = ordered[1] if value == ordered[0] and len(ordered) > 1 else ordered[0]
-            f[f"{name}_margin"] = value - others
-            f[f"{name}_rank"] = 1.0 / (1 + ordered.index(value))
+        _compare(features, name)
     if not semantic:
         return
     best_in_chunk: dict[str, float] = {}

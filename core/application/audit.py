@@ -82,6 +82,8 @@ class AnswerabilityNote:
     threshold: float
     model_version: str
     strongest: tuple[tuple[str, float], ...] = ()
+    reader: float | None = None
+    """The reader's probability that the best statement answers; None when no reader read it."""
 
 
 @dataclass(frozen=True, kw_only=True)

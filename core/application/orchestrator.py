@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from core.application import refusals
-from core.application.answerability import AnswerabilityModel, Assessment, EmbedderFailed, assess
+from core.application.answerability import AnswerabilityModel, Assessment, EmbedderFailed, ReaderFailed, assess
 from core.application.audit import (
     AnswerabilityNote,
     AuditMode,
@@ -20,7 +20,8 @@ from core.application.audit import (
     question_sha256,
     user_reference,
 )
-from core.application.checks import ClaimSupport, Unsupported, cited_chunks, claim_support, unknown_chunk_ids
+from core.application.checks import Anchor, ClaimSupport, Unsupported, cited_chunks, claim_support, unknown_chunk_ids
+from core.application.claim_reading import CLAIM_READING_FLOOR, claim_readings
 from core.application.clarify import clarification_options
 from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope, parse_verdict
 from core.application.ports import (
@@ -32,6 +33,7 @@ from core.application.ports import (
     Index,
     Metrics,
     QuotedClaim,
+    Reader,
     RiskClassifier,
     VerificationRequest,
     Verifier,
@@ -107,6 +109,8 @@ class Evidence:
     """The model verifier was asked (`SOURCED_VERIFIER=model`)."""
     detail: str | None = None
     assessment: Assessment | None = None
+    claim_readings: tuple[float, ...] = ()
+    """Per claim, the reader's probability that its quote answers the question (when a reader read them)."""
 
 
 class Orchestrator:
@@ -126,6 +130,7 @@ class Orchestrator:
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
         embedder: Embedder | None = None,
         answerability: AnswerabilityModel | None = None,
+        reader: Reader | None = None,
         verifier: Verifier | None = None,
         support: ClaimSupport = claim_support,
     ) -> None:
@@ -142,6 +147,7 @@ class Orchestrator:
         self._new_id = new_id
         self._embedder = embedder
         self._answerability = answerability
+        self._reader = reader
         self._verifier = verifier
         self._support = support
 
@@ -203,12 +209,19 @@ class Orchestrator:
         return self._verify(question, raw, candidates, evidence)  # 8-9. check, then build the answer
 
     def _assess(self, text: str, candidates: Sequence[RetrievedChunk]) -> Assessment:
-        """The answerability assessment; on words alone when the embedder fails (an adapter)."""
-        try:
-            return assess(text, candidates, embedder=self._embedder, model=self._answerability)
-        except EmbedderFailed as error:
-            log.warning("%s; deciding answerability on words alone", error)
-            return assess(text, candidates, embedder=None)
+        """The answerability assessment. The reader and the embedder are adapters that may fail: without the
+        one that failed, the shipped model fitted for the features left decides."""
+        reader, embedder, model = self._reader, self._embedder, self._answerability
+        while True:
+            try:
+                return assess(text, candidates, embedder=embedder, reader=reader, model=model)
+            except ReaderFailed as error:
+                log.warning("%s; deciding answerability without the reader", error)
+                reader, model = None, None
+            except EmbedderFailed as error:
+                log.warning("%s; deciding answerability %s", error,
+                            "on words alone" if reader is None else "on words and the reader")
+                embedder, model = None, None
 
     def retrieve(self, text: str, audience: Audience, risk: RiskAssessment | None = None) -> list[RetrievedChunk]:
         """The chunks the audience may see that match at all, best first, superseded documents dropped."""
@@ -273,7 +286,7 @@ class Orchestrator:
     def _grounded_answer(self, question: Question, envelope: Envelope, usable: Sequence[RetrievedChunk],
                          evidence: Evidence, owner: str | None) -> Outcome:
         try:
-            outcome = self._checked_answer(envelope, usable, evidence, owner)
+            outcome = self._checked_answer(question.text, envelope, usable, evidence, owner)
         except Exception as error:  # the semantic claim check calls the embedder, an adapter that may fail
             evidence.detail = f"claim check failed: {type(error).__name__}"
             return self._refuse("model_unavailable", evidence, owner=owner)
@@ -308,20 +321,22 @@ class Orchestrator:
             return self._refuse("unsupported_claim", evidence, owner=owner)
         return outcome
 
-    def _checked_answer(self, envelope: Envelope, usable: Sequence[RetrievedChunk], evidence: Evidence,
-                        owner: str | None) -> Outcome:
-        """Each claim must be stated by its quote (sentence-local support); the claim then cites the chunk its
-        quote stands in, and the audit records where."""
+    def _checked_answer(self, question: str, envelope: Envelope, usable: Sequence[RetrievedChunk],
+                        evidence: Evidence, owner: str | None) -> Outcome:
+        """Each claim must be stated by its quote (sentence-local support), and the quote must answer the
+        question (the reader); the claim then cites the chunk its quote stands in, and the audit records where."""
         by_id = {chunk.chunk_id: chunk for chunk in usable}
         markers: dict[str, Citation] = {}
         claims: list[Claim] = []
         quotes: list[QuoteAnchor] = []
+        anchors: list[Anchor] = []
         for number, claim in enumerate(envelope.claims, start=1):
             support = self._support(claim, cited_chunks(claim, by_id), embedder=self._embedder)
             if isinstance(support, Unsupported):
                 evidence.detail = f"claim {number}: {support.reason}"
                 return self._refuse("unsupported_claim", evidence, owner=owner)
             anchor = support.anchor
+            anchors.append(anchor)
             if anchor.chunk.chunk_id not in markers:
                 markers[anchor.chunk.chunk_id] = Citation(n=len(markers) + 1, passage=anchor.chunk.passage,
                                                           content_hash=anchor.chunk.content_hash, tier=support.tier)
@@ -331,6 +346,10 @@ class Orchestrator:
         evidence.claim_map = tuple((i + 1, tuple(dict.fromkeys(c.chunk_ids))) for i, c in
                                    enumerate(envelope.claims))
         evidence.quotes = tuple(quotes)
+        unanswering = self._unanswering_claim(question, anchors, evidence)
+        if unanswering is not None:
+            evidence.detail = unanswering
+            return self._refuse("unsupported_claim", evidence, owner=owner)
         assert evidence.risk is not None
         try:
             return Answered(text=_answer_text(claims), claims=tuple(claims),
@@ -339,6 +358,17 @@ class Orchestrator:
         except CitationInvariantError as error:
             evidence.detail = str(error)
             return self._refuse("unsupported_claim", evidence, owner=owner)
+
+    def _unanswering_claim(self, question: str, anchors: Sequence[Anchor], evidence: Evidence) -> str | None:
+        """Why a claim's quote, true as it is, does not answer this question; None when each does (or no
+        reader is configured)."""
+        if self._reader is None:
+            return None
+        evidence.claim_readings = tuple(claim_readings(question, anchors, self._reader))
+        for number, probability in enumerate(evidence.claim_readings, start=1):
+            if probability < CLAIM_READING_FLOOR:
+                return f"claim {number}: its quote does not answer the question (reader {probability:.3f})"
+        return None
 
     # -- helpers -----------------------------------------------------------------------------------------
 
@@ -417,8 +447,10 @@ def answerability_note(assessment: Assessment | None) -> AnswerabilityNote | Non
     """The decision's explanation as the audit records it."""
     if assessment is None:
         return None
+    reader = assessment.best.features.get("reader") if assessment.best else None
     return AnswerabilityNote(score=round(assessment.score, 4), threshold=assessment.threshold,
-                             model_version=assessment.model_version, strongest=assessment.explanation)
+                             model_version=assessment.model_version, strongest=assessment.explanation,
+                             reader=None if reader is None else round(reader, 4))
 
 
 def current_only(chunks: Sequence[RetrievedChunk]) -> list[RetrievedChunk]:

@@ -92,6 +92,30 @@ class Embedder(Protocol):
         ...
 
 
+@dataclass(frozen=True, kw_only=True)
+class ReadPassage:
+    """A statement as the reader reads it: with its heading path and the statement before it (what "it" or
+    "this" in the statement refers to)."""
+
+    text: str
+    heading: str = ""
+    before: str = ""
+
+
+class Reader(Protocol):
+    """A cross-encoder: it reads the question and each passage together and says whether the passage states
+    the answer. Unlike an embedder's similarity, it can tell "about the same thing" from "answers it"."""
+
+    @property
+    def name(self) -> str:
+        """Model identity and version, for `sourced doctor` and the audit record."""
+        ...
+
+    def score(self, question: str, passages: Sequence[ReadPassage]) -> list[float]:
+        """Per passage, in order, the probability (0..1) that it states the answer. Raise on failure."""
+        ...
+
+
 class AuditSink(Protocol):
     def write(self, record: AuditRecord) -> None: ...
 

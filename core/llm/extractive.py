@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from core.application.answerability import Assessment, Candidate, assess
-from core.application.ports import Embedder, GenerationRequest
+from core.application.ports import Embedder, GenerationRequest, Reader
 from core.application.statements import Statement
 
 MAX_CLAIMS: Final = 3
@@ -21,8 +21,9 @@ MAX_CLAIMS: Final = 3
 class ExtractiveModel:
     """Answers with the best statements of the retrieved chunks, or says it found nothing."""
 
-    def __init__(self, *, embedder: Embedder | None = None) -> None:
+    def __init__(self, *, embedder: Embedder | None = None, reader: Reader | None = None) -> None:
         self._embedder = embedder
+        self._reader = reader
 
     @property
     def name(self) -> str:
@@ -33,7 +34,8 @@ class ExtractiveModel:
         return "extractive-v2"
 
     def generate(self, request: GenerationRequest) -> str:
-        assessment = request.assessment or assess(request.question, request.chunks, embedder=self._embedder)
+        assessment = request.assessment or assess(request.question, request.chunks, embedder=self._embedder,
+                                                 reader=self._reader)
         if assessment.best is None or not assessment.answerable:
             return _envelope_not_found()
         chosen = answering_statements(assessment)

@@ -67,7 +67,7 @@ def _to_row(record: AuditRecord) -> AuditEventRow:
         detail=record.detail,
         answerability=None if record.answerability is None else {
             "score": record.answerability.score, "threshold": record.answerability.threshold,
-            "model_version": record.answerability.model_version,
+            "model_version": record.answerability.model_version, "reader": record.answerability.reader,
             "strongest": [{"feature": name, "contribution": value} for name, value in record.answerability.strongest],
         },
     )
@@ -94,7 +94,7 @@ def _from_row(row: AuditEventRow) -> AuditRecord:
         detail=row.detail,
         answerability=None if row.answerability is None else AnswerabilityNote(
             score=float(row.answerability["score"]), threshold=float(row.answerability["threshold"]),
-            model_version=str(row.answerability["model_version"]),
+            model_version=str(row.answerability["model_version"]), reader=row.answerability.get("reader"),
             strongest=tuple((str(i["feature"]), float(i["contribution"])) for i in row.answerability["strongest"]),
         ),
     )

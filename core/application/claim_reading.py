@@ -1,0 +1,39 @@
+"""The reader's check on a model's answer: the statement each claim quotes must answer *this* question.
+
+The guard's support rules catch a claim its quote does not state (a swapped number, a flipped negation, an added
+clause); they cannot catch a true sentence of the right section that answers another question ("the contract
+renews every 12 months" given for "how much notice do we need to cancel?"): its quote states it word for word.
+The reader reads the question with each quoted statement; a claim whose statements all score below the floor is
+refused. The floor is fitted by `benchmarks/fit_claim_reading.py` on the fabrication benchmark of some sets and
+reported on the others.
+"""
+
+from collections.abc import Sequence
+from typing import Final
+
+from core.application.checks import Anchor
+from core.application.ports import Reader, ReadPassage
+from core.application.quotes import Span, quoted_text, statements
+
+CLAIM_READING_FLOOR: Final = 0.05
+"""The reader's probability below which a quoted statement does not answer the question."""
+
+
+def claim_readings(question: str, anchors: Sequence[Anchor], reader: Reader) -> list[float]:
+    """Per claim, the reader's probability that its quote answers the question: the best of the statements the
+    quote spans, each read as quoted, with its heading and the statement before it. One batch per answer."""
+    batch: list[ReadPassage] = []
+    owners: list[int] = []
+    for number, anchor in enumerate(anchors):
+        ordered = statements(anchor.chunk.text)
+        for statement, piece in zip(anchor.statements, anchor.pieces, strict=True):
+            index = ordered.index(statement)
+            before = ordered[index - 1] if index > 0 else None
+            batch.append(ReadPassage(text=piece, heading=anchor.chunk.passage.heading, before="" if before is None
+                                     else quoted_text(anchor.chunk.text, before, Span(start=before.start,
+                                                                                      end=before.end))))
+            owners.append(number)
+    best = [0.0] * len(anchors)
+    for owner, probability in zip(owners, reader.score(question, batch), strict=True):
+        best[owner] = max(best[owner], probability)
+    return best

@@ -1,0 +1,72 @@
+"""Pairs from our own kind of text: the evaluation sets' knowledge bases and the project's examples, with the
+candidates the pipeline really retrieves and reads (the same statements, in the same order, as at run time).
+
+Labels follow `benchmarks/answerability_data.py`: in an answerable case, a statement of a support section that
+holds a `must_include` item answers (1), a statement outside every support section does not (0), other
+statements of a support section are left unlabelled; in a refusal case nothing answers. The questions are the
+sets' cases, so a set's pairs are only ever trained on by a reader that is not measured on that set.
+"""
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.answerability_data import EvalSet, known_sets, label, opened
+from core.application.answerability import (
+    READ_STATEMENTS,
+    QuestionProfile,
+    by_words_and_retrieval,
+    candidate_statements,
+    featurise,
+    read_passages,
+)
+from core.application.orchestrator import Question
+from core.domain import Audience
+from core.eval.cases import load_cases
+from core.eval.runner import case_principal
+from core.eval.scoring import ChunkRef
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReadCandidate:
+    """One statement the reader reads for one case, labelled where the case says."""
+
+    set_name: str
+    case_id: str
+    expect: str
+    question: str
+    text: str
+    heading: str
+    before: str
+    label: int | None
+
+
+def candidates(eval_set: EvalSet) -> Iterator[ReadCandidate]:
+    """The statements the reader reads for every case of the set, in the pipeline's reading order."""
+    with opened(eval_set, embedder="none") as session:
+        for case in load_cases(eval_set.cases):
+            principal = case_principal(case)
+            _, evidence = session.sourced.orchestrator.ask_with_evidence(
+                Question(text=case.question, principal=principal, audience=Audience.only(principal)))
+            statements = candidate_statements(evidence.retrieved)
+            profile = QuestionProfile.of(case.question)
+            if not statements or not profile.stems:
+                continue
+            features = featurise(case.question, profile, statements, embedder=None)
+            passages = read_passages(statements)
+            for i in by_words_and_retrieval(features)[:READ_STATEMENTS]:
+                statement = statements[i]
+                yield ReadCandidate(set_name=eval_set.name, case_id=case.id, expect=case.expect,
+                                    question=case.question, text=passages[i].text, heading=passages[i].heading,
+                                    before=passages[i].before,
+                                    label=label(case, ChunkRef.of(statement.chunk.passage), statement.text))
+
+
+def write_all(path: Path) -> None:
+    """Every set's read candidates as JSON lines (a build artefact, not committed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as out:
+        for eval_set in known_sets():
+            for candidate in candidates(eval_set):
+                out.write(json.dumps(candidate.__dict__) + "\n")

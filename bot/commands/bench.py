@@ -28,6 +28,7 @@ COLUMNS: Final = (
     ("ask_p50_ms", "ask\np50 ms", "{:.2f}"), ("ask_p95_ms", "ask\np95 ms", "{:.2f}"),
     ("peak_rss_mb", "peak\nRSS MB", "{:.0f}"), ("database_mb", "on disk\nMB", "{:,.0f}"),
     ("peer_retrieve_p50_ms", "rank_bm25\np50 ms", "{:.2f}"), ("peer_ratio", "ratio", "{:.1f}x"),
+    ("reader_p95_ms", "reader\np95 ms", "{:.2f}"),
 )
 
 

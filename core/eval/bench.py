@@ -8,6 +8,9 @@ text and vectors fused) that `ask` uses; without one (`none`), both are full tex
 generated from stored real ones where none was computed; the ingest rate then excludes embedding, which is
 reported apart when it happens. Questions are always embedded by the model, and timed with it.
 
+The reader (the configured one, by default the bundled cross-encoder) is timed apart on every question it reads
+(`reader_p95_ms`): its share of `ask`.
+
 Each size and database runs in a fresh interpreter, so the peak resident memory (`ru_maxrss`, a high-water mark)
 belongs to it alone; it is read before the peer is built, so it is Sourced's own. The peer is measured on SQLite
 only: it reads the same chunks whichever database holds them.
@@ -20,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Final, Literal
 
@@ -29,7 +32,8 @@ from rich.progress import track
 from sqlalchemy import Engine, select, text
 
 from core.application.orchestrator import Question
-from core.bootstrap import Sourced, bootstrap
+from core.application.ports import Reader, ReadPassage
+from core.bootstrap import Sourced, bootstrap, build_reader
 from core.config import Settings, SourcedConfig
 from core.domain import EVERYONE, Audience, Principal
 from core.eval.bench_corpus import BenchCorpus, write_corpus
@@ -65,6 +69,9 @@ class BenchResult:
     """The database's size on disk: the SQLite file with its journal, or PostgreSQL's `pg_database_size`."""
     peer_retrieve_p50_ms: float | None
     peer_ratio: float | None
+    reader: str | None = None
+    reader_p95_ms: float | None = None
+    """One question's batch of statements read, 95th percentile; None without a reader."""
 
     def as_dict(self) -> dict[str, float | str | None]:
         return asdict(self)
@@ -97,12 +104,34 @@ def bench(chunks: int, options: BenchOptions, *, progress: bool = True) -> Bench
             corpus = write_corpus(Path(tmp) / "kb", chunks=chunks, seed=options.seed)
         with _database(options.postgres, Path(tmp)) as url:
             # The ingestor's own bars show progress (documents, then chunks embedded); no status around them.
-            sourced = bootstrap(Settings(database_url=url, embedder=options.embedder), config=SourcedConfig(),
-                                known_gaps=(), progress=progress)
+            settings = Settings(database_url=url, embedder=options.embedder)
+            built = build_reader(settings)
+            reader = TimedReader(built) if built is not None else None
+            sourced = bootstrap(settings, config=SourcedConfig(), known_gaps=(), progress=progress, reader=reader)
             try:
-                return _measure(sourced, corpus, console, options, options.vector_cache or Path(tmp) / "vectors")
+                result = _measure(sourced, corpus, console, options, options.vector_cache or Path(tmp) / "vectors")
+                return replace(result, reader=reader.name, reader_p95_ms=_p(reader.timings, 95)) if reader else result
             finally:
                 sourced.engine.dispose()
+
+
+class TimedReader:
+    """The configured reader, each call timed (milliseconds)."""
+
+    def __init__(self, reader: Reader) -> None:
+        self._reader = reader
+        self.timings: list[float] = []
+
+    @property
+    def name(self) -> str:
+        return self._reader.name
+
+    def score(self, question: str, passages: Sequence[ReadPassage]) -> list[float]:
+        started = time.perf_counter()
+        try:
+            return self._reader.score(question, passages)
+        finally:
+            self.timings.append((time.perf_counter() - started) * 1000)
 
 
 @contextmanager

@@ -46,6 +46,8 @@ class Trial:
     detail: str | None
     claims: tuple[dict[str, Any], ...]
     check_ms: float | None
+    readings: tuple[float, ...] = ()
+    """Per claim, the reader's probability that its quote answers the question (when the guard got that far)."""
 
     @property
     def passed(self) -> bool:
@@ -158,7 +160,8 @@ def _ask_variants(session: EvalSession, case: Case, script: _Script, report: Fab
             claims = tuple(script.made.envelope(with_quotes=with_quotes)["claims"])
             report.trials.append(Trial(case_id=case.id, variant=variant, with_quotes=with_quotes,
                                        kind=outcome.kind, detail=evidence.detail, claims=claims,
-                                       check_ms=_check_ms(session, claims, evidence.given_to_model)))
+                                       check_ms=_check_ms(session, claims, evidence.given_to_model),
+                                       readings=evidence.claim_readings))
 
 
 def _check_ms(session: EvalSession, claims: Sequence[dict[str, Any]], given: Sequence[Any]) -> float | None:

@@ -112,7 +112,11 @@ def _declared_name(model_file: Path) -> str:
     return f"{model_file.parent.name}/{model_file.name}"
 
 
+def bundled_folder() -> Path:
+    """Where the package keeps our reader's files."""
+    return Path(str(resources.files("core.llm").joinpath(BUNDLED)))
+
+
 def bundled_reader() -> OnnxReader:
     """Our trained MiniLM cross-encoder, from the package's own files."""
-    folder = Path(str(resources.files("core.llm").joinpath(BUNDLED)))
-    return OnnxReader(folder)
+    return OnnxReader(bundled_folder())

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from core.application.answerability import AnswerabilityModel, LinearScore
 from core.application.audit import AuditRecord
-from core.application.ports import GenerationRequest
+from core.application.ports import GenerationRequest, ReadPassage
 from core.domain import Audience, OutcomeKind, Passage, RetrievedChunk, RiskLevel, is_visible
 from core.text import content_stems
 
@@ -150,3 +150,28 @@ def answerability(*, answers: bool) -> AnswerabilityModel:
     decision = LinearScore(weights={}, means={}, scales={}, intercept=10.0 if answers else -10.0)
     return AnswerabilityModel(ranker=no_weights, decision=decision, threshold=0.5,
                               version="fake-answers" if answers else "fake-refuses")
+
+
+class KeywordReader:
+    """A reader that takes a statement holding `word` as the answer; it records every batch it reads."""
+
+    def __init__(self, word: str) -> None:
+        self._word = word
+        self.batches: list[list[ReadPassage]] = []
+
+    @property
+    def name(self) -> str:
+        return "keyword-reader@1"
+
+    def score(self, question: str, passages: Sequence[ReadPassage]) -> list[float]:
+        self.batches.append(list(passages))
+        return [0.95 if self._word in passage.text.lower() else 0.01 for passage in passages]
+
+
+class FailingReader:
+    @property
+    def name(self) -> str:
+        return "failing-reader@1"
+
+    def score(self, question: str, passages: Sequence[ReadPassage]) -> list[float]:
+        raise RuntimeError("reader model failed")

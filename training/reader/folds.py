@@ -7,7 +7,8 @@ from typing import Final
 FOLDS: Final = {"dev": ("examples", "dev2"), "dev2": ("dev",), "all": ("examples", "dev", "dev2")}
 """Fold name: the sets of our own its second stage trains on. A fold named after a set is measured on it;
 `all` is the shipped reader. `squad2` is never trained on."""
-MEASURED_BY: Final = {"dev": "dev", "dev2": "dev2", "examples": "dev2", "squad2": "all"}
+MEASURED_BY: Final = {"dev": "dev", "dev2": "dev2", "examples": "dev2", "squad2": "dev"}
+"""`squad2` is never trained on, so any fold reads it held out; `dev`'s is ready before `all` is trained."""
 
 
 def fold_model(folder: Path, set_name: str) -> Path:

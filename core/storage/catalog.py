@@ -46,7 +46,7 @@ class SqlActivityLog:
                     .group_by(FeedbackRow.verdict))
         with Session(self._engine) as session:
             rows = session.execute(decisions).all()
-            feedback = dict(session.execute(verdicts).tuples().all())
+            feedback = {verdict: count for verdict, count in session.execute(verdicts)}
         refused = Counter(kind for kind, _, _ in rows if kind not in {ANSWERED, CLARIFIED} | NOT_A_QUESTION)
         return Activity(
             answered=sum(1 for kind, _, _ in rows if kind == ANSWERED),

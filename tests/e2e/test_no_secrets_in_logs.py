@@ -125,8 +125,9 @@ def test_no_secret_and_no_question_reaches_the_logs_the_console_or_the_database(
         event(mention_payload(QUESTIONS["refused"], user="UBOB", channel="CPUBLIC"))
         event(mention_payload(QUESTIONS["invalid"], user="UBOB", channel="CPUBLIC"))
         event({**mention_payload(QUESTIONS["refused"], user="UBOB", channel="CPUBLIC"), "event": None})
-        event(dm_payload(QUESTIONS["answered"], user="UBOB", ts="1700000500.000100"))  # streamed
-        event(dm_payload(QUESTIONS["refused"], user="UBOB", ts="1700000501.000100", thread_ts="1700000501.000100"))
+        for direct in (dm_payload(QUESTIONS["answered"], user="UBOB", ts="1700000500.000100"),  # streamed
+                       dm_payload(QUESTIONS["refused"], user="UBOB", ts="1.5", thread_ts="1.5")):  # assistant
+            event(direct)
         forged = json.dumps(mention_payload(QUESTIONS["private"], user="UBOB", channel="CPUBLIC"))  # a rotated secret
         assert post(url, forged, content_type="application/json",
                     headers=sign(forged, secret="an-old-secret")).status == 401

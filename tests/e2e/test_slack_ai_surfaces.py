@@ -4,6 +4,7 @@ shortcut. Signed requests to the served app; the fake Slack Web API on loopback 
 import json
 import textwrap
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -337,3 +338,15 @@ def test_the_shortcut_opens_a_prefilled_modal_and_answers_privately_in_the_chann
     assert answer["channel"] == "CPUBLIC" and answer["user"] == "UALICE"
     assert "150,000" in texts(answer)  # privately: from what Alice may see
     assert slack.sent("chat.postMessage") == []
+
+
+def test_a_direct_message_whose_worker_died_is_answered_by_the_sweep_once(deploy: Any, slack: FakeSlack) -> None:
+    bot: Deployment = deploy(slack_settings={"event_lease_s": 0.5})
+    payload = {"kind": "conversation", "user_id": "UBOB", "team_id": TEAM, "enterprise_id": None,
+               "channel_id": "D0DIRECT", "thread_ts": "1700000110.000100", "text": REFUND_QUESTION, "context": None}
+    assert bot.sourced.processed_events.claim("EvDEADWORKER", holder="a-dead-worker", lease=timedelta(seconds=0.1),
+                                              payload=payload)
+    [reply] = slack.wait_for("chat.postMessage", timeout_s=15)
+    assert reply["thread_ts"] == "1700000110.000100" and "30 days" in texts(reply)
+    bot.settle()
+    assert len(slack.sent("chat.postMessage")) == 1

@@ -1,4 +1,4 @@
-"""How fast `sourced serve --http` acknowledges Slack while answers are being computed.
+"""How fast `sourced serve --http` acknowledges Slack while answers are being computed, per kind of event.
 
 Starts the real server (gunicorn, `--workers`) against a temporary SQLite database and knowledge base, and a
 fake Slack Web API on loopback, in a process of its own, whose every call takes `--slack-latency-ms` (as
@@ -7,10 +7,14 @@ Slack's own API does). Once every worker is up, one unmeasured burst warms them 
 the answers are being computed, and reports:
 
 - ack latency p50 / p99 / max (time to the HTTP 200 Slack waits for; Slack retries after 3 s),
-- replies posted per second (first mention sent to last `chat.postMessage` received),
-- duplicate replies (must be 0: each event is processed once across workers).
+- answers per second (first event sent to the last Web API call that answers one, e.g. `chat.postMessage`),
+- duplicate replies (must be 0 for questions: each event is processed once across workers).
 
-    .venv/bin/python -m benchmarks.slack_ack            # N=20, 2 workers
+`--event` picks the kind: `mention` (default), `dm` (`message.im`), `assistant_message` (a message in an
+assistant thread), `assistant_thread_started`, `assistant_thread_context_changed`, `app_home_opened`.
+
+    .venv/bin/python -m benchmarks.slack_ack            # N=20 mentions, 2 workers
+    .venv/bin/python -m benchmarks.slack_ack --event dm
     .venv/bin/python -m benchmarks.slack_ack -n 50 --workers 4
 
 Exit status 1 when an ack took 100 ms or more, or a reply was duplicated or missing.
@@ -29,6 +33,7 @@ import threading
 import time
 import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
@@ -40,7 +45,18 @@ from core.bootstrap import bootstrap
 from core.config import Settings
 from tests.e2e.conftest import CONFIG, write_kb
 from tests.e2e.conftest import workspace as northwind_workspace
-from tests.e2e.fake_slack import BOT_TOKEN, SIGNING_SECRET, FakeSlack, Reply, mention_payload, sign
+from tests.e2e.fake_slack import (
+    BOT_TOKEN,
+    SIGNING_SECRET,
+    FakeSlack,
+    Reply,
+    context_changed_payload,
+    dm_payload,
+    home_opened_payload,
+    mention_payload,
+    sign,
+    thread_started_payload,
+)
 
 REPOSITORY: Final = Path(__file__).resolve().parents[1]
 TARGET_ACK_S: Final = 0.100
@@ -50,6 +66,34 @@ QUESTIONS: Final = (
     "What is the visitor Wi-Fi network called?",
     "my payslip is wrong this month, who fixes it?",
 )
+
+
+
+
+@dataclass(frozen=True)
+class Surface:
+    """One kind of event: the i-th event of a wave (given its ts), the Web API method whose call answers it,
+    and whether it is a question (answered once however often Slack delivers it)."""
+
+    build: Callable[[int, str], dict[str, object]]
+    answered_by: str
+    once: bool
+
+
+SURFACES: Final[dict[str, Surface]] = {
+    "mention": Surface(lambda i, ts: mention_payload(QUESTIONS[i % len(QUESTIONS)], user="UBOB", channel="CPUBLIC",
+                                                     ts=ts), "chat.postMessage", once=True),
+    "dm": Surface(lambda i, ts: dm_payload(QUESTIONS[i % len(QUESTIONS)], user="UBOB", ts=ts),
+                  "chat.postMessage", once=True),
+    "assistant_message": Surface(lambda i, ts: dm_payload(QUESTIONS[i % len(QUESTIONS)], user="UBOB", ts=ts,
+                                                          thread_ts=ts), "chat.postMessage", once=True),
+    "assistant_thread_started": Surface(lambda _i, ts: thread_started_payload(user="UBOB", thread_ts=ts),
+                                        "assistant.threads.setSuggestedPrompts", once=False),
+    "assistant_thread_context_changed": Surface(
+        lambda _i, ts: context_changed_payload(user="UBOB", context_channel="CPUBLIC", thread_ts=ts),
+        "conversations.replies", once=False),
+    "app_home_opened": Surface(lambda _i, _ts: home_opened_payload(user="UBOB"), "views.publish", once=False),
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,7 +149,8 @@ class RemoteSlack:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="benchmarks.slack_ack", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("-n", "--mentions", type=int, default=20, help="concurrent mentions (default 20)")
+    parser.add_argument("-n", "--mentions", type=int, default=20, help="concurrent events (default 20)")
+    parser.add_argument("--event", choices=sorted(SURFACES), default="mention", help="the kind of event")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
     parser.add_argument("--port", type=int, default=38091, help="loopback port for the server")
     parser.add_argument("--slack-port", type=int, default=38092, help="loopback port for the fake Slack")
@@ -168,26 +213,27 @@ class Results:
 
 def _measure(args: argparse.Namespace, slack: RemoteSlack) -> int:
     url = f"http://127.0.0.1:{args.port}/slack/events"
-    first = _send_all(url, _mentions(args.mentions, wave=0), retry=None)
-    slack.wait_for("chat.postMessage", count=args.mentions, timeout_s=args.timeout)
-    payloads = _mentions(args.mentions, wave=1)
+    surface = SURFACES[args.event]
+    before = slack.count(surface.answered_by)
+    first = _send_all(url, _wave(surface, args.mentions, wave=0), retry=None)
+    slack.wait_for(surface.answered_by, count=before + args.mentions, timeout_s=args.timeout)
+    _grace_for_late_duplicates(slack, surface.answered_by)
+    before = slack.count(surface.answered_by)
+    payloads = _wave(surface, args.mentions, wave=1)
     started = time.perf_counter()
     acks = _send_all(url, payloads, retry=None)
     retries = _send_all(url, payloads, retry=1)
-    slack.wait_for("chat.postMessage", count=2 * args.mentions, timeout_s=args.timeout)
+    expected = args.mentions if surface.once else 2 * args.mentions  # retries of non-questions run again
+    slack.wait_for(surface.answered_by, count=before + expected, timeout_s=args.timeout)
     elapsed = time.perf_counter() - started
-    _grace_for_late_duplicates(slack)
-    posted = slack.sent("chat.postMessage")
-    per_thread = Counter(body.get("thread_ts") for body in posted)
-    duplicates = sum(count - 1 for count in per_thread.values() if count > 1)
-    return _report(args, Results(first=first, acks=acks, retries=retries,
-                                 posted=len(per_thread) - args.mentions, elapsed_s=elapsed,
-                                 duplicates=duplicates))
+    _grace_for_late_duplicates(slack, surface.answered_by)
+    answered = slack.count(surface.answered_by) - before
+    return _report(args, Results(first=first, acks=acks, retries=retries, posted=min(answered, args.mentions),
+                                 elapsed_s=elapsed, duplicates=answered - expected))
 
 
-def _mentions(count: int, *, wave: int) -> list[dict[str, object]]:
-    return [mention_payload(QUESTIONS[i % len(QUESTIONS)], user="UBOB", channel="CPUBLIC",
-                            ts=f"17000000{wave:02d}.{i:06d}") for i in range(count)]
+def _wave(surface: Surface, count: int, *, wave: int) -> list[dict[str, object]]:
+    return [surface.build(i, f"17000000{wave:02d}.{i:06d}") for i in range(count)]
 
 
 def _send_all(url: str, payloads: list[dict[str, object]], *, retry: int | None) -> list[Reply]:
@@ -227,12 +273,12 @@ def _prepared(payload: dict[str, object], retry: int | None) -> tuple[bytes, dic
     return body.encode(), headers
 
 
-def _grace_for_late_duplicates(fake: RemoteSlack, quiet_s: float = 1.0) -> None:
+def _grace_for_late_duplicates(fake: RemoteSlack, method: str, quiet_s: float = 1.0) -> None:
     """A duplicate would arrive after the originals; wait until nothing new came for `quiet_s`."""
-    seen, quiet_since = fake.count("chat.postMessage"), time.monotonic()
+    seen, quiet_since = fake.count(method), time.monotonic()
     while time.monotonic() - quiet_since < quiet_s:
         time.sleep(0.05)
-        now = fake.count("chat.postMessage")
+        now = fake.count(method)
         if now != seen:
             seen, quiet_since = now, time.monotonic()
 
@@ -243,15 +289,15 @@ def _report(args: argparse.Namespace, results: Results) -> int:
     slowest, slowest_retry = latencies[-1], max(reply.seconds for reply in results.retries)
     ok = (slowest < TARGET_ACK_S and results.duplicates == 0 and results.posted == args.mentions
           and set(statuses) == {200})
-    print(f"{args.mentions} concurrent signed mentions, {args.workers} gunicorn workers, "
+    print(f"{args.mentions} concurrent signed {args.event} events, {args.workers} gunicorn workers, "
           f"Slack API latency {args.slack_latency_ms:.0f} ms")
     print(f"ack latency   p50 {_ms(_percentile(latencies, 50))}   p99 {_ms(_percentile(latencies, 99))}   "
           f"max {_ms(slowest)}   (target: every ack < {_ms(TARGET_ACK_S)})")
     print(f"retry acks    max {_ms(slowest_retry)}   HTTP statuses {dict(statuses)}")
     print(f"first burst   max {_ms(max(reply.seconds for reply in results.first))}   (right after start, "
           "unmeasured warm-up)")
-    print(f"replies       {results.posted} posted in {results.elapsed_s:.2f} s = "
-          f"{results.posted / results.elapsed_s:.1f} replies/s")
+    print(f"answers       {results.posted} in {results.elapsed_s:.2f} s = "
+          f"{results.posted / results.elapsed_s:.1f} per second")
     print(f"duplicates    {results.duplicates}")
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1

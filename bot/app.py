@@ -13,7 +13,7 @@ from slack_sdk.signature import SignatureVerifier
 from bot.audience import AudiencePolicy, GuestDirectory
 from bot.exactly_once import EventClaims, Sweeper
 from bot.identity import Home, IdentityResolver
-from bot.listeners import actions, commands, events
+from bot.listeners import actions, assistant, commands, events, home, messages, shortcuts
 from bot.replies import Replies
 from bot.settings import SlackSettings
 from bot.slack_client import BotIdentity, verify_bot_token, web_client
@@ -23,7 +23,9 @@ from core.log_privacy import drop_records_up_to
 
 log = logging.getLogger(__name__)
 
-LISTENERS = (events, commands, actions)
+LISTENERS = (assistant, events, messages, home, commands, actions, shortcuts)
+"""`assistant` first: Bolt's `Assistant` is a middleware, and takes the messages of assistant threads before
+`messages` (plain DMs) could."""
 
 
 class _TokenNotice(logging.Filter):

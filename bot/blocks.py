@@ -95,14 +95,28 @@ def render(outcome: Outcome, *, question: str, clarification_id: str | None = No
 # -- answers ------------------------------------------------------------------------------------------------
 
 def answer_message(outcome: Answered, *, share_question: str | None = None) -> Message:
-    sources = [_source_block(citation) for citation in outcome.citations]
+    footer = answer_footer(outcome, share_question=share_question)
+    answer = _text_sections(escape(outcome.text), max_blocks=BLOCK_LIMIT - len(footer))
+    return Message(text=_fallback(outcome), blocks=[*answer, *footer])
+
+
+def answer_footer(outcome: Answered, *, share_question: str | None = None) -> list[Block]:
+    """What follows an answer's text: the sources and the buttons (a streamed answer ends with these)."""
     actions = [_feedback_block(outcome.correlation_id)]
     if share_question is not None:
         actions.append(_share_block(share_question))
-    heading = [_section("*Sources*")]
-    room = BLOCK_LIMIT - len(sources) - len(actions) - len(heading)
-    answer = _text_sections(escape(outcome.text), max_blocks=room)
-    return Message(text=_fallback(outcome), blocks=[*answer, *heading, *sources, *actions])
+    return [_section("*Sources*"), *(_source_block(citation) for citation in outcome.citations), *actions]
+
+
+def answer_pieces(outcome: Answered, *, size: int) -> list[str]:
+    """An answer's escaped text in pieces of about `size` characters, cut after a word, for streaming."""
+    pieces: list[str] = []
+    for word in escape(outcome.text).split(" "):
+        if pieces and len(pieces[-1]) + len(word) < size:
+            pieces[-1] += " " + word
+        else:
+            pieces.append(word if not pieces else " " + word)
+    return pieces
 
 
 def _source_block(citation: Citation) -> SectionBlock:

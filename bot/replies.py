@@ -14,11 +14,12 @@ from typing import Any, Literal
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot import blocks
+from bot import blocks, views
 from bot.audience import AudiencePolicy
 from bot.blocks import Message
 from bot.exactly_once import EventClaims
 from bot.identity import IdentityResolver, SignedIds
+from bot.streaming import Conversation, deliver
 from bot.work import ReplyWorkers
 from core.application.audit import user_reference
 from core.application.orchestrator import Question
@@ -39,6 +40,14 @@ class Delivery:
 
     event_id: str
     retry: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AssistantThread:
+    """Bolt's utilities for the assistant thread a message came in (`set_status`, `set_title`)."""
+
+    set_status: Callable[[str], Any]
+    set_title: Callable[[str], Any]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,16 +106,22 @@ class Replies:
 
     def resume(self, event_id: str, payload: dict[str, Any]) -> None:
         """Answer an event whose first worker died before replying (`bot.exactly_once.Sweeper`), on the pool."""
-        if payload.get("kind") != "mention":
+        kind = payload.get("kind")
+        if kind not in ("mention", "conversation"):
             self._events.give_up(event_id)
             return
         ids = SignedIds(user_id=str(payload["user_id"]), team_id=payload.get("team_id"),
                         enterprise_id=payload.get("enterprise_id"))
+        channel_id, thread_ts, text = str(payload["channel_id"]), str(payload["thread_ts"]), str(payload["text"])
 
         def work() -> None:
             with self._events.holding(event_id):
-                self._mention_or_apologise(ids, channel_id=str(payload["channel_id"]),
-                                           thread_ts=str(payload["thread_ts"]), text=str(payload["text"]))
+                if kind == "mention":
+                    self._mention_or_apologise(ids, channel_id=channel_id, thread_ts=thread_ts, text=text)
+                    return
+                place = Conversation(channel_id=channel_id, thread_ts=thread_ts, user_id=ids.user_id,
+                                     team_id=ids.team_id)
+                self._converse_or_apologise(ids, place=place, text=text, context_channel=payload.get("context"))
 
         self._workers.submit("resume", work)
 
@@ -138,6 +153,98 @@ class Replies:
             return
         self._client.chat_postMessage(channel=channel_id, thread_ts=thread_ts, text=message.text,
                                       blocks=message.block_dicts())
+
+    def conversation(self, ids: SignedIds, *, event: Delivery, place: Conversation, text: str,
+                     context_channel: str | None = None, assistant: AssistantThread | None = None) -> None:
+        """A DM, or a message in an assistant thread: only the asker reads the reply, so it uses what the asker
+        may see, narrowed to the audience of `context_channel` (the channel the person is looking at) when the
+        assistant thread has one. Once per event id, as for mentions."""
+        payload = {"kind": "conversation", "user_id": ids.user_id, "team_id": ids.team_id,
+                   "enterprise_id": ids.enterprise_id, "channel_id": place.channel_id,
+                   "thread_ts": place.thread_ts, "text": text, "context": context_channel}
+        try:
+            mine = self._events.claim(event.event_id, payload=payload, retry=event.retry)
+        except Exception:
+            self._post_unavailable(place)
+            raise
+        if mine:
+            with self._events.holding(event.event_id):
+                self._converse_or_apologise(ids, place=place, text=text, context_channel=context_channel,
+                                            assistant=assistant)
+
+    def _converse_or_apologise(self, ids: SignedIds, *, place: Conversation, text: str,
+                               context_channel: str | None, assistant: AssistantThread | None = None) -> None:
+        try:
+            self._converse(ids, place=place, text=text, context_channel=context_channel, assistant=assistant)
+        except Exception:
+            self._post_unavailable(place)
+            raise
+
+    def _converse(self, ids: SignedIds, *, place: Conversation, text: str, context_channel: str | None,
+                  assistant: AssistantThread | None) -> None:
+        principal = self._identity.principal(ids)
+        if principal is None:
+            return
+        if assistant is not None:
+            assistant.set_status(views.READING_STATUS)
+            assistant.set_title(views.thread_title(text))
+        audience = (self._audience.for_channel(principal, context_channel) if context_channel
+                    else AudiencePolicy.private(principal))
+        outcome = self._ask(text, principal, audience, ids=ids, channel_id=place.channel_id)
+        message = self._message(outcome, text, principal, place.channel_id)
+
+        def replaced(reason: str) -> None:
+            self._sourced.audit_log.note(outcome.correlation_id, f"streamed answer replaced: {reason}")
+
+        deliver(self._client, place, outcome, message, stream=self._sourced.settings.model != "extractive",
+                replaced=replaced)
+
+    def _post_unavailable(self, place: Conversation) -> None:
+        unavailable = blocks.notice(blocks.UNAVAILABLE)
+        with suppress(SlackApiError, OSError):
+            self._client.chat_postMessage(channel=place.channel_id, thread_ts=place.thread_ts,
+                                          text=unavailable.text, blocks=unavailable.block_dicts())
+
+    def about_message(self, ids: SignedIds, *, channel_id: str | None, text: str) -> None:
+        """The message shortcut's question: privately to the person who asked, from what they may see."""
+        principal = self._identity.principal(ids)
+        if principal is None:
+            return
+        outcome = self._ask(text, principal, AudiencePolicy.private(principal), ids=ids, channel_id=channel_id)
+        message = self._message(outcome, text, principal, channel_id)
+        if channel_id is not None:
+            try:
+                self._client.chat_postEphemeral(channel=channel_id, user=ids.user_id, text=message.text,
+                                                blocks=message.block_dicts())
+                return
+            except SlackApiError as error:  # e.g. not_in_channel: the app's own DM still reaches the person
+                log.info("shortcut reply in %s failed (%s); sending it as a DM", channel_id, _code(error))
+        self._client.chat_postMessage(channel=ids.user_id, text=message.text, blocks=message.block_dicts())
+
+    # -- the assistant thread and the Home tab ---------------------------------------------------------
+
+    def thread_started(self, ids: SignedIds, *, say: Callable[..., Any],
+                       set_suggested_prompts: Callable[..., Any]) -> None:
+        """Greet, and suggest questions about the newest documents the asker may see."""
+        principal = self._identity.principal(ids)
+        if principal is None:
+            return
+        documents = self._sourced.catalog.documents(AudiencePolicy.private(principal))
+        say(text=views.greeting(documents))
+        prompts = views.suggested_prompts(documents)
+        if prompts:
+            set_suggested_prompts(prompts=prompts, title=views.PROMPTS_TITLE)
+
+    def publish_home(self, ids: SignedIds) -> None:
+        """The Home tab for this person: what they may ask about, and for operators last week's decisions."""
+        principal = self._identity.principal(ids)
+        if principal is None:
+            return
+        documents = self._sourced.catalog.documents(AudiencePolicy.private(principal))
+        operators = set(self._sourced.config.operators)
+        activity = (self._sourced.activity.since(views.activity_start()) if operators & principal.roles
+                    else None)
+        self._client.views_publish(user_id=ids.user_id, view=views.home_view(documents, activity).to_dict())
 
     def command(self, ids: SignedIds, *, channel_id: str | None, text: str, respond: Respond) -> None:
         """`/ask`: an ephemeral reply only the asker reads, so it uses everything the asker may see."""

@@ -9,7 +9,13 @@ from typing import Final
 
 
 class Event(StrEnum):
+    """Bot events as the manifest names them (`message.im` is a `message` event in a DM)."""
+
     MENTION = "app_mention"
+    DIRECT_MESSAGE = "message.im"
+    ASSISTANT_THREAD_STARTED = "assistant_thread_started"
+    ASSISTANT_CONTEXT_CHANGED = "assistant_thread_context_changed"
+    HOME_OPENED = "app_home_opened"
 
 
 class Command(StrEnum):
@@ -26,6 +32,16 @@ class Action(StrEnum):
     CLARIFY = "sourced_clarify"
 
 
+class Shortcut(StrEnum):
+    ASK_ABOUT_MESSAGE = "sourced_ask_about_message"
+    """The message shortcut "Ask Sourced": a modal prefilled with the message's text."""
+
+
+class View(StrEnum):
+    ASK = "sourced_ask_view"
+    """The shortcut's modal; its submission is answered ephemerally to whoever submitted it."""
+
+
 CLARIFY_ACTION: Final = re.compile(rf"^{Action.CLARIFY}_\d+$")
 """One clarify button per reading; Slack wants action ids unique within a block, hence the suffix."""
 
@@ -34,8 +50,15 @@ def clarify_action_id(index: int) -> str:
     return f"{Action.CLARIFY}_{index}"
 
 
-EVENT_SCOPES: Final[dict[Event, str]] = {Event.MENTION: "app_mentions:read"}
+EVENT_SCOPES: Final[dict[Event, frozenset[str]]] = {
+    Event.MENTION: frozenset({"app_mentions:read"}),
+    Event.DIRECT_MESSAGE: frozenset({"im:history"}),
+    Event.ASSISTANT_THREAD_STARTED: frozenset({"assistant:write"}),
+    Event.ASSISTANT_CONTEXT_CHANGED: frozenset({"assistant:write"}),
+    Event.HOME_OPENED: frozenset(),
+}
 COMMAND_SCOPE: Final = "commands"
+"""`/ask`, and the message shortcut too."""
 
 API_SCOPES: Final[dict[str, frozenset[str]]] = {
     "auth.test": frozenset(),
@@ -50,13 +73,28 @@ API_SCOPES: Final[dict[str, frozenset[str]]] = {
     "chat.postMessage": frozenset({"chat:write"}),
     "chat.postEphemeral": frozenset({"chat:write"}),
     "chat.update": frozenset({"chat:write"}),
+    # slack_sdk's ChatStream: chat.startStream, chat.appendStream, chat.stopStream
+    "chat.stream": frozenset({"chat:write"}),
+    "views.publish": frozenset(),
+    "views.open": frozenset(),
 }
 """Every Web API method the bot calls, with the bot scopes it needs."""
+
+BOLT_API_SCOPES: Final[dict[str, frozenset[str]]] = {
+    "assistant.threads.setStatus": frozenset({"assistant:write"}),
+    "assistant.threads.setTitle": frozenset({"assistant:write"}),
+    "assistant.threads.setSuggestedPrompts": frozenset({"assistant:write"}),
+    # the assistant thread's context (the channel the person is looking at) is kept in the metadata of the
+    # bot's first message of the thread, which Bolt's default context store reads back
+    "conversations.replies": frozenset({"im:history"}),
+}
+"""Web API methods Bolt's assistant utilities (`set_status`, `set_title`, `set_suggested_prompts`, `say`,
+`get_thread_context`) call for the bot."""
 
 
 def bot_scopes() -> frozenset[str]:
     """The bot scopes the manifest must declare: no more, no fewer."""
-    scopes = set(EVENT_SCOPES.values()) | {COMMAND_SCOPE}
-    for needed in API_SCOPES.values():
+    scopes = {COMMAND_SCOPE}
+    for needed in [*EVENT_SCOPES.values(), *API_SCOPES.values(), *BOLT_API_SCOPES.values()]:
         scopes |= needed
     return frozenset(scopes)

@@ -6,6 +6,7 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from core.application.answerability import AnswerabilityModel
+from core.application.catalog import ActivityLog, Catalog
 from core.application.checks import ClaimSupport, claim_support
 from core.application.orchestrator import Orchestrator, RetrievalPolicy
 from core.application.ports import AnswerModel, AuditSink, Clock, Embedder, Index, Metrics, Reader, Verifier
@@ -21,6 +22,7 @@ from core.retrieval.index import SqliteIndex
 from core.retrieval.ingest import Ingestor
 from core.retrieval.postgres_index import PostgresIndex
 from core.storage.audit_log import SqlAuditLog
+from core.storage.catalog import SqlActivityLog, SqlCatalog
 from core.storage.database import make_engine, migrate
 from core.storage.postgres import prepare_vectors
 from core.storage.repositories import FeedbackLog, PendingClarifications, ProcessedEvents
@@ -41,6 +43,8 @@ class Sourced:
     feedback: FeedbackLog
     pending: PendingClarifications
     model: AnswerModel
+    catalog: Catalog
+    activity: ActivityLog
     embedder: Embedder | None = None
     reader: Reader | None = None
 
@@ -156,6 +160,8 @@ def bootstrap(
         feedback=FeedbackLog(engine),
         pending=PendingClarifications(engine),
         model=model,
+        catalog=SqlCatalog(engine),
+        activity=SqlActivityLog(engine),
         embedder=embedder,
         reader=reader,
     )

@@ -82,6 +82,9 @@ class SourcedConfig(BaseModel):
     channels: dict[str, list[str]] = Field(default_factory=dict)
     known_gaps: list[KnownGapEntry] = Field(default_factory=list)
     risk: RiskKeywords = Field(default_factory=RiskKeywords)
+    operators: list[str] = Field(default_factory=list)
+    """Roles (of `roles`) whose holders see the operator section of the App Home tab: last week's answers,
+    refusals by kind, feedback, dead ends and latency."""
 
     def gaps(self) -> tuple[KnownGap, ...]:
         return tuple(entry.to_domain() for entry in self.known_gaps)

@@ -10,7 +10,7 @@ import builtins
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Engine, delete, select
+from sqlalchemy import Engine, delete, select, update
 from sqlalchemy.orm import Session
 
 from core.application.audit import AnswerabilityNote, AuditRecord, CitedId, QuoteAnchor, ScoredId
@@ -33,6 +33,16 @@ class SqlAuditLog:
         with Session(self._engine) as session:
             row = session.get(AuditEventRow, correlation_id)
             return None if row is None else _from_row(row)
+
+    def note(self, correlation_id: str, note: str) -> bool:
+        """Add what happened after the decision (e.g. a streamed answer replaced) to the record's detail."""
+        with Session(self._engine) as session, session.begin():
+            row = session.get(AuditEventRow, correlation_id)
+            if row is None:
+                return False
+            session.execute(update(AuditEventRow).where(AuditEventRow.correlation_id == correlation_id)
+                            .values(detail="; ".join(part for part in (row.detail, note) if part)))
+        return True
 
     def purge_older_than(self, cutoff: datetime) -> int:
         """Delete records from before `cutoff` (retention); returns how many went."""

@@ -88,8 +88,9 @@ DOCUMENTS = {
 
 CONFIG = SourcedConfig.model_validate({
     "default_owner": "C0HELPDESK",
-    "roles": {"hr": ["@people-team"], "legal": ["@legal"]},
+    "roles": {"hr": ["@people-team"], "legal": ["@legal"], "operators": ["@sourced-operators"]},
     "channels": {"CHR": ["hr"]},
+    "operators": ["operators"],
     "known_gaps": [{"topic": "Payroll", "keywords": ["payslip", "payroll"], "owner": "C0PAYROLL"}],
 })
 
@@ -99,7 +100,8 @@ def workspace() -> Workspace:
         users={"UALICE": {"name": "alice"}, "UBOB": {"name": "bob"}, "ULARA": {"name": "lara"},
                "UGUEST": {"name": "gus", "is_restricted": True}, "UROBOT": {"name": "robot", "is_bot": True},
                "UGONE": {"name": "gone", "deleted": True}},
-        groups={"S0PEOPLE": ("people-team", ["UALICE"]), "S0LEGAL": ("legal", ["ULARA"])},
+        groups={"S0PEOPLE": ("people-team", ["UALICE"]), "S0LEGAL": ("legal", ["ULARA"]),
+                "S0OPERATORS": ("sourced-operators", ["ULARA"])},
         channels={"CPUBLIC": {"is_channel": True}, "CHR": {"is_private": True},
                   "CSHARED": {"is_channel": True, "is_ext_shared": True}, "CGUESTS": {"is_channel": True}},
         members={"CPUBLIC": ["UALICE", "UBOB"], "CHR": ["UALICE", "UBOB"], "CGUESTS": ["UALICE", "UGUEST"]},

@@ -54,6 +54,9 @@ class FakeSlack:
         self.faulted: list[Call] = []
         """Calls answered with a scripted HTTP error (`fail`), kept apart from `calls`, which Slack carried out."""
         self._waiting: dict[str, int] = {}
+        self._refusals: dict[str, list[str]] = {}
+        self.messages: list[dict[str, Any]] = []
+        """The bot's messages as Slack keeps them (posted, then updated), for `conversations.replies`."""
         self._ts = itertools.count(1)
         self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         self._server.daemon_threads = True
@@ -101,6 +104,17 @@ class FakeSlack:
         as Slack does when it rate-limits (429) or fails (5xx) a request."""
         with self._lock:
             self._faults.setdefault(method, []).extend([(status, retry_after_s)] * times)
+
+    def refuse(self, method: str, error: str, *, times: int = 1) -> None:
+        """The next `times` calls to `method` get Slack's `{"ok": false, "error": error}` (HTTP 200), as when
+        Slack will not stream in a conversation (`not_allowed`) or rejects a stream's final blocks."""
+        with self._lock:
+            self._refusals.setdefault(method, []).extend([error] * times)
+
+    def _refusal(self, method: str) -> str | None:
+        with self._lock:
+            pending = self._refusals.get(method)
+            return pending.pop(0) if pending else None
 
     def _fault(self, method: str, params: dict[str, Any]) -> tuple[int, float | None] | None:
         with self._lock:
@@ -150,8 +164,18 @@ class FakeSlack:
     def answer(self, method: str, params: dict[str, Any], token: str | None) -> dict[str, Any]:
         if token != self.token:
             return {"ok": False, "error": "invalid_auth"}
+        refusal = self._refusal(method)
+        if refusal is not None:
+            return {"ok": False, "error": refusal}
         handler = getattr(self, "_" + method.replace(".", "_"), None)
         return handler(params) if handler else {"ok": False, "error": "unknown_method"}
+
+    def _keep(self, params: dict[str, Any], ts: str) -> None:
+        with self._lock:
+            self.messages.append({"type": "message", "user": BOT_USER, "bot_id": "B0BOT", "ts": ts,
+                                  "channel": params.get("channel"), "thread_ts": params.get("thread_ts"),
+                                  "text": params.get("text", ""), "blocks": params.get("blocks", []),
+                                  "metadata": params.get("metadata")})
 
     def _auth_test(self, _params: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "user_id": BOT_USER, "bot_id": "B0BOT", "team_id": TEAM, "team": "Northwind",
@@ -188,12 +212,50 @@ class FakeSlack:
         return {"ok": True, "members": members, "response_metadata": {"next_cursor": ""}}
 
     def _chat_postMessage(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True, "channel": params.get("channel"), "ts": f"{next(self._ts)}.000100"}
+        ts = f"{next(self._ts)}.000100"
+        self._keep(params, ts)
+        return {"ok": True, "channel": params.get("channel"), "ts": ts}
+
+    def _chat_startStream(self, params: dict[str, Any]) -> dict[str, Any]:
+        ts = f"{next(self._ts)}.000300"
+        self._keep(params, ts)
+        return {"ok": True, "channel": params.get("channel"), "ts": ts}
+
+    def _chat_appendStream(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
+
+    def _chat_stopStream(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
+
+    def _conversations_replies(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            thread = [dict(message) for message in self.messages if message["channel"] == params.get("channel")
+                      and params.get("ts") in (message["thread_ts"], message["ts"])]
+        return {"ok": True, "messages": thread, "has_more": False}
+
+    def _assistant_threads_setStatus(self, _params: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True}
+
+    def _assistant_threads_setTitle(self, _params: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True}
+
+    def _assistant_threads_setSuggestedPrompts(self, _params: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True}
+
+    def _views_publish(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "view": {"id": "V0HOME", **(params.get("view") or {})}}
+
+    def _views_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "view": {"id": "V0MODAL", **(params.get("view") or {})}}
 
     def _chat_postEphemeral(self, _params: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "message_ts": f"{next(self._ts)}.000200"}
 
     def _chat_update(self, params: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            for message in self.messages:
+                if message["ts"] == params.get("ts"):
+                    message.update({key: params[key] for key in ("text", "blocks", "metadata") if key in params})
         return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
 
 
@@ -260,7 +322,7 @@ def _params(query: str, body: bytes, content_type: str) -> dict[str, Any]:
         params.update(json.loads(body))
     else:
         params.update(dict(parse_qsl(body.decode())))
-    for key in ("blocks",):  # form-encoded calls carry blocks as a JSON string
+    for key in ("blocks", "metadata", "view", "prompts"):  # form-encoded calls carry these as JSON strings
         if isinstance(params.get(key), str):
             params[key] = json.loads(params[key])
     return params
@@ -315,6 +377,46 @@ def mention_payload(text: str, *, user: str, channel: str, ts: str = "1700000000
     return {"token": "legacy", "team_id": TEAM, "api_app_id": "A0SOURCED", "type": "event_callback",
             "event_id": event_id or f"Ev{next(_event_ids):08d}", "event_time": 1700000000, "event": event,
             "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}]}
+
+
+def event_payload(event: dict[str, Any], *, event_id: str | None = None) -> dict[str, Any]:
+    return {"token": "legacy", "team_id": TEAM, "api_app_id": "A0SOURCED", "type": "event_callback",
+            "event_id": event_id or f"Ev{next(_event_ids):08d}", "event_time": 1700000000, "event": event,
+            "authorizations": [{"team_id": TEAM, "user_id": BOT_USER, "is_bot": True}]}
+
+
+def dm_payload(text: str, *, user: str, channel: str = "D0DIRECT", ts: str = "1700000100.000100",
+               thread_ts: str | None = None, event_id: str | None = None, **fields: Any) -> dict[str, Any]:
+    """A `message.im` event; in an assistant thread when `thread_ts` is given."""
+    event: dict[str, Any] = {"type": "message", "channel_type": "im", "user": user, "text": text, "ts": ts,
+                             "channel": channel, "event_ts": ts, **fields}
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return event_payload(event, event_id=event_id)
+
+
+def thread_started_payload(*, user: str, channel: str = "D0DIRECT", thread_ts: str = "1700000200.000100",
+                           context_channel: str | None = None) -> dict[str, Any]:
+    context = {"channel_id": context_channel, "team_id": TEAM} if context_channel else {}
+    return event_payload({"type": "assistant_thread_started", "event_ts": thread_ts, "assistant_thread": {
+        "user_id": user, "channel_id": channel, "thread_ts": thread_ts, "context": context}})
+
+
+def context_changed_payload(*, user: str, context_channel: str, channel: str = "D0DIRECT",
+                            thread_ts: str = "1700000200.000100") -> dict[str, Any]:
+    return event_payload({"type": "assistant_thread_context_changed", "event_ts": thread_ts, "assistant_thread": {
+        "user_id": user, "channel_id": channel, "thread_ts": thread_ts,
+        "context": {"channel_id": context_channel, "team_id": TEAM}}})
+
+
+def home_opened_payload(*, user: str, tab: str = "home") -> dict[str, Any]:
+    return event_payload({"type": "app_home_opened", "user": user, "channel": "D0DIRECT", "tab": tab,
+                          "event_ts": "1700000300.000100"})
+
+
+def send_interaction(url: str, payload: dict[str, Any]) -> Reply:
+    body = urlencode({"payload": json.dumps(payload)})
+    return post(url, body, content_type="application/x-www-form-urlencoded", headers=sign(body))
 
 
 def send_event(url: str, payload: dict[str, Any], *, retry: int | None = None,

@@ -29,7 +29,7 @@ from core.bootstrap import bootstrap
 from core.config import Settings
 from core.eval.scripted_server import ScriptedServer
 from tests.e2e.conftest import CONFIG, _QuietHandler, _ThreadingWSGIServer, workspace, write_kb
-from tests.e2e.fake_slack import FakeSlack, mention_payload, post, sign
+from tests.e2e.fake_slack import FakeSlack, dm_payload, mention_payload, post, sign
 
 BOT_TOKEN = "xoxb-4417-9902-Zq7sBotTokenNeverLogged"
 SIGNING_SECRET = "5e1f0c0ffee5ign1ngSecretNeverLogged"
@@ -125,6 +125,9 @@ def test_no_secret_and_no_question_reaches_the_logs_the_console_or_the_database(
         event(mention_payload(QUESTIONS["refused"], user="UBOB", channel="CPUBLIC"))
         event(mention_payload(QUESTIONS["invalid"], user="UBOB", channel="CPUBLIC"))
         event({**mention_payload(QUESTIONS["refused"], user="UBOB", channel="CPUBLIC"), "event": None})
+        for direct in (dm_payload(QUESTIONS["answered"], user="UBOB", ts="1700000500.000100"),  # streamed
+                       dm_payload(QUESTIONS["refused"], user="UBOB", ts="1.5", thread_ts="1.5")):  # assistant
+            event(direct)
         forged = json.dumps(mention_payload(QUESTIONS["private"], user="UBOB", channel="CPUBLIC"))  # a rotated secret
         assert post(url, forged, content_type="application/json",
                     headers=sign(forged, secret="an-old-secret")).status == 401
@@ -140,6 +143,7 @@ def test_no_secret_and_no_question_reaches_the_logs_the_console_or_the_database(
                 _click(url, slack, button, signed)
         bot.workers.wait_idle(60)
         assert slack.sent("chat.postMessage"), "the share and the answered mention were posted"
+        assert slack.sent("chat.stopStream"), "the answered DM was streamed"
     finally:
         server.shutdown()
         server.server_close()

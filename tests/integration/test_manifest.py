@@ -14,12 +14,12 @@ from urllib.parse import urlencode
 import jsonschema
 import pytest
 import yaml
-from slack_bolt import App, BoltRequest, BoltResponse
+from slack_bolt import App, Assistant, BoltRequest, BoltResponse
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk import WebClient
 
 from bot.app import LISTENERS
-from bot.surface import API_SCOPES, Action, bot_scopes, clarify_action_id
+from bot.surface import API_SCOPES, Action, View, bot_scopes, clarify_action_id
 from core.application.clarify import MAX_OPTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,14 +63,25 @@ def test_every_listener_is_for_something_the_manifest_declares_and_every_declara
     events = manifest["settings"]["event_subscriptions"]["bot_events"]
     commands = [command["command"] for command in manifest["features"]["slash_commands"]]
     probes = {f"event {name}": _event(name) for name in events}
+    if "message.im" in events:
+        probes["event message.im in a thread"] = _event("message.im", thread_ts="1.0")
     probes |= {f"command {name}": _command(name) for name in commands}
+    probes |= {f"shortcut {item['callback_id']}": _shortcut(item["callback_id"])
+               for item in manifest["features"].get("shortcuts", [])}
     if manifest["settings"]["interactivity"]["is_enabled"]:
         probes |= {f"action {action_id}": _action(action_id) for action_id in _rendered_action_ids()}
-    listeners = app._listeners  # Bolt has no public listing; the matchers themselves are what counts here
+        probes |= {f"view {callback_id}": _view_submission(callback_id) for callback_id in View}
+    listeners = _listeners(app)
     unmatched = [name for name, probe in probes.items() if not any(_matches(lst, probe) for lst in listeners)]
     undeclared = [lst for lst in listeners if not any(_matches(lst, probe) for probe in probes.values())]
     assert unmatched == [], "declared in manifest.yml (or rendered) but no listener handles it"
     assert undeclared == [], "a listener handles something manifest.yml does not declare"
+
+
+def test_the_assistant_view_and_the_home_tab_are_declared(manifest: dict[str, Any]) -> None:
+    assert manifest["features"]["assistant_view"]["assistant_description"]
+    assert manifest["features"]["app_home"]["home_tab_enabled"] is True
+    assert manifest["features"]["app_home"]["messages_tab_enabled"] is True
 
 
 def test_the_web_api_methods_the_code_calls_are_exactly_those_whose_scopes_are_known() -> None:
@@ -90,10 +101,43 @@ def _rendered_action_ids() -> list[str]:
     return [*fixed, clarify_action_id(0), clarify_action_id(MAX_OPTIONS - 1)]
 
 
-def _event(name: str) -> BoltRequest:
-    body = {"type": "event_callback", "team_id": "T1", "event_id": "Ev1",
-            "event": {"type": name, "user": "U1", "channel": "C1", "ts": "1.0", "text": "hi"}}
+def _listeners(app: App) -> list[Any]:
+    """The app's listeners and those of Bolt's `Assistant` middleware. Bolt has no public listing; the
+    matchers themselves are what counts here."""
+    found = list(app._listeners)
+    for middleware in app._middleware_list:
+        if isinstance(middleware, Assistant):
+            for kind in (middleware._thread_started_listeners, middleware._thread_context_changed_listeners,
+                         middleware._user_message_listeners, middleware._bot_message_listeners):
+                found += kind or []
+    return found
+
+
+def _event(name: str, **extra: str) -> BoltRequest:
+    """An event as Slack sends it; `message.im` is a `message` event in a DM channel."""
+    kind, _, channel_type = name.partition(".")
+    event: dict[str, Any] = {"type": kind, "user": "U1", "channel": "D1" if channel_type else "C1", "ts": "1.0",
+                             "text": "hi", **extra}
+    if channel_type:
+        event["channel_type"] = channel_type
+    if kind.startswith("assistant_thread"):
+        event["assistant_thread"] = {"user_id": "U1", "channel_id": "D1", "thread_ts": "1.0", "context": {}}
+    body = {"type": "event_callback", "team_id": "T1", "event_id": "Ev1", "event": event}
     return BoltRequest(body=json.dumps(body), headers={"content-type": ["application/json"]})
+
+
+def _shortcut(callback_id: str) -> BoltRequest:
+    payload = {"type": "message_action", "callback_id": callback_id, "user": {"id": "U1"}, "team": {"id": "T1"},
+               "channel": {"id": "C1"}, "message": {"text": "hi", "ts": "1.0"}, "trigger_id": "t"}
+    return BoltRequest(body=urlencode({"payload": json.dumps(payload)}),
+                       headers={"content-type": ["application/x-www-form-urlencoded"]})
+
+
+def _view_submission(callback_id: str) -> BoltRequest:
+    payload = {"type": "view_submission", "user": {"id": "U1"}, "team": {"id": "T1"},
+               "view": {"type": "modal", "callback_id": callback_id, "state": {"values": {}}}}
+    return BoltRequest(body=urlencode({"payload": json.dumps(payload)}),
+                       headers={"content-type": ["application/x-www-form-urlencoded"]})
 
 
 def _command(name: str) -> BoltRequest:

@@ -1,0 +1,39 @@
+"""`message.im`: a direct message to Sourced outside an assistant thread, answered like `/ask` (the asker alone
+reads it), in the message's thread. Edits, deletions, bot messages and the bot's own are not questions."""
+
+from typing import Any
+
+from slack_bolt import App, BoltContext, BoltRequest
+
+from bot.identity import signed_ids
+from bot.replies import Delivery, Replies
+from bot.streaming import Conversation
+
+
+def register(app: App) -> None:
+    app.event({"type": "message", "channel_type": "im"})(answer_direct_message)
+
+
+def answer_direct_message(body: dict[str, Any], request: BoltRequest, context: BoltContext,
+                          replies: Replies) -> None:
+    event = body["event"]
+    ids = signed_ids(context)
+    if ids is None or not is_question(event, bot_user_id=context.bot_user_id):
+        return
+    place = Conversation(channel_id=str(event["channel"]), thread_ts=str(event.get("thread_ts") or event["ts"]),
+                         user_id=ids.user_id, team_id=ids.team_id)
+    text = str(event.get("text") or "")
+    replies.submit("direct_message", lambda: replies.conversation(ids, event=delivery_of(body, request),
+                                                                  place=place, text=text))
+
+
+def is_question(event: dict[str, Any], *, bot_user_id: str | None) -> bool:
+    """A person's new message: no subtype (edits and deletions have one), from no bot, not from Sourced."""
+    return (event.get("subtype") is None and event.get("bot_id") is None and bool(event.get("user"))
+            and event.get("user") != bot_user_id)
+
+
+def delivery_of(body: dict[str, Any], request: BoltRequest) -> Delivery:
+    event = body["event"]
+    return Delivery(event_id=str(body.get("event_id") or f"{event['channel']}/{event['ts']}"),
+                    retry=request.headers.get("x-slack-retry-num", [""])[0] or None)

@@ -4,9 +4,11 @@ For every `not_permitted` case of the evaluation sets, the case's question is as
 knowledge base as it is, and on a copy without the documents the asker may not see (the restricted documents
 holding the answer among them). The two replies must be the same: the `ask --json` view without the correlation
 id and the true kind (the audit's, which alone may say `not_permitted`), and the Slack blocks the bot would
-send. Prints how many differ, and the first difference of each.
+send. Prints how many differ, and the first difference of each. With `--model abstaining` a scripted
+OpenAI-compatible model on loopback that always abstains answers, so the replies compared are the model's
+refusals with their closest passages.
 
-    python -m benchmarks.restricted_absence ../shared/eval/dev ../shared/eval/dev2
+    python -m benchmarks.restricted_absence ../shared/eval/dev ../shared/eval/dev2 [--model abstaining]
 """
 
 import argparse
@@ -14,19 +16,22 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+from benchmarks.abstaining_model import always_abstains
 from bot.blocks import render
 from core.application.orchestrator import Evidence, Question, answerability_note
-from core.application.ports import Embedder
+from core.application.ports import AnswerModel, Embedder
 from core.application.presenting import outcome_as_dict
 from core.bootstrap import Sourced, bootstrap
 from core.config import Settings, SourcedConfig, load_config, load_known_gaps
 from core.domain import Audience, Outcome, is_visible
 from core.eval.cases import Case, load_cases
 from core.eval.runner import case_principal
+from core.eval.scripted_server import ScriptedServer
+from core.llm.openai_compat import OpenAICompatModel
 from core.retrieval.embeddings import build_embedder
 from core.retrieval.knowledge_base import load_knowledge_base
 
@@ -80,11 +85,11 @@ def visible_copy(kb: Path, destination: Path, audience: Audience) -> Path:
 
 @contextmanager
 def application(kb: Path, database: Path, *, config: SourcedConfig, evalset: Path,
-                embedder: Embedder | None) -> Iterator[Sourced]:
+                embedder: Embedder | None, model: AnswerModel | None) -> Iterator[Sourced]:
     owners = evalset / "owners.yml"
     gaps = config.gaps() + (load_known_gaps(owners) if owners.exists() else ())  # as `sourced eval` reads them
     sourced = bootstrap(Settings(database_url=f"sqlite:///{database}"), config=config, known_gaps=gaps,
-                        progress=False, embedder=embedder)
+                        progress=False, embedder=embedder, model=model)
     try:
         errors = sourced.ingestor.ingest(kb).errors
         if errors:
@@ -102,7 +107,8 @@ def ask(sourced: Sourced, case: Case) -> dict[str, Any]:
     return what_the_audience_gets(outcome, evidence, case.question)
 
 
-def compare_set(evalset: Path, embedder: Embedder | None) -> tuple[int, int, list[str]]:
+def compare_set(evalset: Path, embedder: Embedder | None, model: AnswerModel | None = None
+                ) -> tuple[int, int, list[str]]:
     """(cases, differing replies, a line per difference) for one evaluation set."""
     cases = [case for case in load_cases(evalset / "cases.yaml") if case.expect == "not_permitted"]
     config = load_config(None)
@@ -110,13 +116,14 @@ def compare_set(evalset: Path, embedder: Embedder | None) -> tuple[int, int, lis
     differences: list[str] = []
     with tempfile.TemporaryDirectory(prefix="restricted-absence-") as tmp:
         folder = Path(tmp)
-        with application(kb, folder / "whole.db", config=config, evalset=evalset, embedder=embedder) as whole:
+        with application(kb, folder / "whole.db", config=config, evalset=evalset, embedder=embedder,
+                         model=model) as whole:
             replies = {case.id: ask(whole, case) for case in cases}
         for n, case in enumerate(cases):
             audience = Audience.only(case_principal(case))
             copy = visible_copy(kb, folder / f"kb-{n}", audience)
             with application(copy, folder / f"visible-{n}.db", config=config, evalset=evalset,
-                             embedder=embedder) as visible:
+                             embedder=embedder, model=model) as visible:
                 alone = ask(visible, case)
             found = first_difference(replies[case.id], alone)
             if found:
@@ -128,17 +135,30 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sets", type=Path, nargs="+", help="evaluation set folders (kb/, cases.yaml, owners.yml)")
     parser.add_argument("--embedder", choices=("auto", "none", "minilm"), default="auto")
+    parser.add_argument("--model", choices=("default", "abstaining"), default="default",
+                        help="abstaining: a scripted model on loopback that always abstains")
     args = parser.parse_args()
     embedder = build_embedder(args.embedder)  # one for every database: each text is embedded once
     total = differing = 0
-    for evalset in args.sets:
-        cases, differ, lines = compare_set(evalset, embedder)
+    with ExitStack() as stack:
+        model = None
+        if args.model == "abstaining":
+            server = stack.enter_context(ScriptedServer(always_abstains))
+            model = OpenAICompatModel(base_url=server.base_url, model="always-abstains")
+        total, differing = compare_sets(args.sets, embedder, model)
+    print(f"all: {total} cases, {differing} replies differ")
+    return 1 if differing else 0
+
+
+def compare_sets(sets: list[Path], embedder: Embedder | None, model: AnswerModel | None) -> tuple[int, int]:
+    total = differing = 0
+    for evalset in sets:
+        cases, differ, lines = compare_set(evalset, embedder, model)
         total, differing = total + cases, differing + differ
         print(f"{evalset.name}: {cases} not_permitted cases, {differ} replies differ")
         for line in lines:
             print(f"  {line}")
-    print(f"all: {total} cases, {differing} replies differ")
-    return 1 if differing else 0
+    return total, differing
 
 
 if __name__ == "__main__":

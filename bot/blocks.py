@@ -2,8 +2,9 @@
 
 Every message is a `Message`: Block Kit blocks plus a plain `text` fallback (notifications, screen readers).
 Everything taken from documents or questions is mrkdwn-escaped. Refusals are rendered from their
-*presented* kind only, and carry no per-request id, so a `not_permitted` reply is byte for byte the
-`not_in_corpus` reply for the same question.
+*presented* kind and the audience's own closest passages only; the one per-request id they carry is the
+decision's correlation id (the feedback buttons name it), so a `not_permitted` reply is byte for byte the
+`not_in_corpus` reply for the same question and decision id.
 """
 
 import json
@@ -25,7 +26,7 @@ from slack_sdk.models.blocks import (
 from bot.surface import Action, clarify_action_id
 from core.application import refusals
 from core.application.presenting import reply_text
-from core.domain import Answered, Citation, Clarify, Outcome, Passage, RefusalKind, Refused
+from core.domain import Answered, Citation, Clarify, Outcome, Passage, Refused
 from core.domain.text import storable
 
 SECTION_LIMIT: Final = 3000
@@ -34,8 +35,10 @@ BUTTON_VALUE_LIMIT: Final = 2000
 TEXT_FALLBACK_LIMIT: Final = 3000
 QUESTION_ECHO_LIMIT: Final = 300
 PASSAGE_SECTIONS: Final = 4
-NEAREST_KINDS: Final[frozenset[RefusalKind]] = frozenset({"not_retrieved"})
-"""Kinds whose reply lists the nearest permitted passages, as starting points rather than an answer."""
+CLOSEST_SHOWN: Final = 3
+EXCERPT_LIMIT: Final = 200
+"""Characters of a closest passage shown: enough to judge it, short enough for three to read as a list."""
+ANSWERED_IT: Final = "This answered it"
 
 FEEDBACK_BLOCK: Final = "feedback"
 SHARE_BLOCK: Final = "share"
@@ -167,26 +170,67 @@ def _share_block(question: str) -> ActionsBlock:
 # -- refusals ------------------------------------------------------------------------------------------------
 
 def refusal_message(outcome: Refused, *, question: str, in_channel: bool = False) -> Message:
-    """The four parts of a good refusal: the question acknowledged, the limit said honestly, the nearest
-    permitted passages where the kind allows, and who can help, as a channel link."""
+    """The parts of a good refusal: the question acknowledged, the limit said honestly, the closest passages
+    of what the audience may see (each with a "this answered it" button), who can help, as a channel link,
+    and the feedback buttons."""
     if outcome.presented_kind == "invalid_query":
         return Message(text=_fallback(outcome), blocks=[_section(escape(outcome.text))])
     blocks: list[Block] = [
         ContextBlock(elements=[MarkdownTextObject(text=f"You asked: “{escape(_shorten(question))}”")]),
         _section(escape(outcome.text)),
     ]
-    if outcome.presented_kind in NEAREST_KINDS and outcome.nearest:
-        blocks.append(_nearest_block(outcome.nearest))
+    blocks += [_closest_block(n, passage, outcome.correlation_id)
+               for n, passage in enumerate(outcome.nearest[:CLOSEST_SHOWN], start=1)]
     if outcome.owner:
         blocks.append(_section(escape(refusals.OWNER_SUFFIX).replace("{owner}", owner_link(outcome.owner))))
     if in_channel:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=CHANNEL_HINT)]))
+    if outcome.nearest:
+        blocks.append(_feedback_block(outcome.correlation_id))
     return Message(text=_fallback(outcome), blocks=blocks)
 
 
-def _nearest_block(nearest: Sequence[Passage]) -> SectionBlock:
-    lines = [f"• *{escape(p.title)}*{_section_path(p)}" for p in nearest]
-    return _section(_cut("Closest passages, as starting points:\n" + "\n".join(lines)))
+def _closest_block(n: int, passage: Passage, correlation_id: str) -> SectionBlock:
+    """One closest passage: where it is, a short excerpt, its owner and link, and a button saying it answered."""
+    about = [f"Owner {owner_link(passage.owner)}"] if passage.owner else []
+    link = _link(passage.url, "open the document")
+    if link:
+        about.append(link)
+    lines = [f"*{escape(passage.title)}*{_section_path(passage)}", escape(_excerpt(passage.text))]
+    if about:
+        lines.append(" · ".join(about))
+    button = ButtonElement(text=PlainTextObject(text=ANSWERED_IT), action_id=Action.ANSWERED_IT,
+                           value=answered_it_value(correlation_id, passage.chunk_id))
+    return SectionBlock(block_id=f"closest_{n}", text=MarkdownTextObject(text=_cut("\n".join(lines))),
+                        accessory=button)
+
+
+def answered_it_value(correlation_id: str, chunk_id: str) -> str:
+    """The decision and the chunk a "this answered it" click names; both are checked against the audit."""
+    return json.dumps({"d": correlation_id, "c": chunk_id}, ensure_ascii=False)[:BUTTON_VALUE_LIMIT]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnsweredIt:
+    correlation_id: str
+    chunk_id: str
+
+
+def parse_answered_it(value: str) -> AnsweredIt | None:
+    """What a "this answered it" button carries, or None when it is not ours."""
+    data = _json_object(value)
+    if data is None or not all(isinstance(data.get(key), str) and storable(data[key]) for key in ("d", "c")):
+        return None
+    return AnsweredIt(correlation_id=data["d"], chunk_id=data["c"])
+
+
+def _excerpt(text: str) -> str:
+    """The passage's first words, on one line, cut at a word."""
+    flat = " ".join(text.split())
+    if len(flat) <= EXCERPT_LIMIT:
+        return flat
+    cut = flat.rfind(" ", 0, EXCERPT_LIMIT - 1)
+    return flat[: cut if cut > EXCERPT_LIMIT // 2 else EXCERPT_LIMIT - 1].rstrip() + "…"
 
 
 # -- clarifying questions ---------------------------------------------------------------------------------

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 
 from sqlalchemy.exc import OperationalError
 
-from bot.commands import ask, audit, bench, demo, doctor, ingest, serve, start
+from bot.commands import ask, audit, bench, demo, doctor, feedback, ingest, serve, start
 from bot.commands import eval as eval_command
 from core.config import ConfigError
 from core.storage.postgres import PgvectorMissing
 
-COMMANDS = (start, demo, ingest, ask, audit, serve, doctor, eval_command, bench)
+COMMANDS = (start, demo, ingest, ask, audit, feedback, serve, doctor, eval_command, bench)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -21,7 +21,7 @@ from bot.exactly_once import EventClaims
 from bot.identity import IdentityResolver, SignedIds
 from bot.streaming import Conversation, deliver
 from bot.work import ReplyWorkers
-from core.application.audit import user_reference
+from core.application.audit import AuditRecord, user_reference
 from core.application.orchestrator import Question
 from core.bootstrap import Sourced
 from core.domain import Audience, Clarify, Outcome, Passage, Principal, Refused
@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 Respond = Callable[..., Any]
 """Bolt's `respond`: posts to the request's `response_url` (ephemeral by default)."""
 Verdict = Literal["helpful", "not_helpful"]
+"""A reader's verdict on a whole reply; a closest passage's button says `answered_it`."""
+MAX_DECISION_ID: Final = 64
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -303,13 +305,43 @@ class Replies:
 
     def feedback(self, ids: SignedIds, *, correlation_id: str, verdict: Verdict, place: Place,
                  respond: Respond) -> None:
-        """Store the verdict against the reply's correlation id, and say thanks on the message."""
-        if storable(correlation_id):
-            self._sourced.feedback.record(correlation_id[:64], user_reference(ids.user_id, self._user_hash_key),
-                                          verdict)
-        else:  # a tampered button: nothing to join it to, but the clicker is thanked all the same
-            log.warning("feedback with an unreadable correlation id not stored")
+        """Store the verdict against the decision the button names, and say thanks on the message."""
+        self._rate(ids, correlation_id=correlation_id, verdict=verdict, chunk_id=None, place=place)
         self._note(place, blocks.FEEDBACK_BLOCK, blocks.THANKS, respond)
+
+    def answered_it(self, ids: SignedIds, *, value: str, place: Place, respond: Respond) -> None:
+        """"This answered it" on a closest passage: stored against the decision with the chunk it names."""
+        named = blocks.parse_answered_it(value)
+        if named is None:
+            log.warning("feedback ignored: an unreadable button value")
+        else:
+            self._rate(ids, correlation_id=named.correlation_id, verdict="answered_it", chunk_id=named.chunk_id,
+                       place=place)
+        self._note(place, blocks.FEEDBACK_BLOCK, blocks.THANKS, respond)
+
+    def _rate(self, ids: SignedIds, *, correlation_id: str, verdict: Verdict | Literal["answered_it"],
+              chunk_id: str | None, place: Place) -> None:
+        """A click counts only for a decision that exists, whose reply the clicker could see, once per clicker;
+        anything else is ignored and logged (ids only). The clicker is thanked either way, so a forged click
+        learns nothing about which decisions exist."""
+        user_ref = user_reference(ids.user_id, self._user_hash_key)
+        refused = self._why_not_counted(correlation_id, user_ref, chunk_id, place)
+        if refused is not None:
+            log.warning("feedback ignored: %s", refused)
+        elif self._sourced.feedback.record(correlation_id, user_ref, verdict, chunk_id=chunk_id) is None:
+            log.info("feedback ignored: decision %s already rated by this reader", correlation_id)
+
+    def _why_not_counted(self, correlation_id: str, user_ref: str, chunk_id: str | None, place: Place) -> str | None:
+        if not storable(correlation_id) or len(correlation_id) > MAX_DECISION_ID:
+            return "an unreadable decision id"
+        decision = self._sourced.audit_log.get(correlation_id)
+        if decision is None:
+            return f"no decision {correlation_id!r}"
+        if not _could_see(decision, user_ref, place):
+            return f"decision {correlation_id!r} was not shown to the clicker"
+        if chunk_id is not None and chunk_id not in {item.chunk_id for item in decision.retrieved}:
+            return f"chunk {chunk_id[:MAX_DECISION_ID]!r} is not one decision {correlation_id!r} retrieved"
+        return None
 
     def passage(self, ids: SignedIds, *, value: str, respond: Respond) -> None:
         """Show a cited passage to the clicker alone, and only if the clicker may see its document."""
@@ -387,6 +419,13 @@ class Replies:
             respond(text=text, blocks=updated, replace_original=True)
             return
         self._client.chat_update(channel=place.channel_id, ts=place.message_ts, text=text, blocks=updated)
+
+
+def _could_see(decision: AuditRecord, user_ref: str, place: Place) -> bool:
+    """The asker saw their reply wherever it went; anyone else, a reply in the channel they clicked in."""
+    if decision.user_ref == user_ref:
+        return True
+    return not place.is_ephemeral and place.channel_id is not None and place.channel_id == decision.channel_id
 
 
 def _apologise(respond: Respond) -> None:

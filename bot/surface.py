@@ -28,6 +28,8 @@ class Action(StrEnum):
     PASSAGE = "sourced_passage"
     HELPFUL = "sourced_feedback_helpful"
     NOT_HELPFUL = "sourced_feedback_not_helpful"
+    ANSWERED_IT = "sourced_feedback_answered_it"
+    """"This answered it" on one of a refusal's closest passages."""
     SHARE = "sourced_share"
     CLARIFY = "sourced_clarify"
 

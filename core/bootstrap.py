@@ -8,7 +8,7 @@ from sqlalchemy import Engine
 from core.application.answerability import AnswerabilityModel
 from core.application.catalog import ActivityLog, Catalog
 from core.application.checks import ClaimSupport, claim_support
-from core.application.orchestrator import Orchestrator, RetrievalPolicy
+from core.application.orchestrator import AnswerabilityGate, Orchestrator, RetrievalPolicy
 from core.application.ports import AnswerModel, AuditSink, Clock, Embedder, Index, Metrics, Reader, Verifier
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
@@ -91,6 +91,14 @@ def build_verifier(settings: Settings, model: AnswerModel) -> Verifier | None:
     return built
 
 
+def answerability_gate(settings: Settings, model: AnswerModel) -> AnswerabilityGate:
+    """The operator's setting, else before the model for the extractive model, whose answer is the assessment's
+    decision, and after it for a generative model: the strongest reader decides, the guard checks its claims."""
+    if settings.answerability_gate is not None:
+        return settings.answerability_gate
+    return "before_model" if isinstance(model, ExtractiveModel) else "after_model"
+
+
 def build_index(engine: Engine, embedder: Embedder | None) -> Index:
     """The index for the database: SQLite's (FTS5, vectors in memory) or PostgreSQL's (tsvector, pgvector). On
     PostgreSQL with an embedder, pgvector must be there: `PgvectorMissing` (one line) otherwise."""
@@ -146,6 +154,7 @@ def bootstrap(
         reader=reader,
         verifier=verifier or build_verifier(settings, model),
         support=support,
+        answerability_gate=answerability_gate(settings, model),
     )
     return Sourced(
         settings=settings,

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.application.audit import AuditMode
+from core.application.orchestrator import AnswerabilityGate
 from core.application.risk import DEFAULT_HIGH, DEFAULT_MEDIUM
 from core.application.routing import KnownGap
 
@@ -36,6 +37,10 @@ class Settings(BaseSettings):
     model_path: Path | None = None
     model_timeout_s: float = Field(default=20.0, gt=0)
     verifier: VerifierKind = "off"
+    answerability_gate: AnswerabilityGate | None = None
+    """`SOURCED_ANSWERABILITY_GATE`; unset: `before_model` for the extractive model (the gate is its decision),
+    `after_model` for an LLM, whose `found` decides. `before_model` keeps a weak local model from answering
+    what the assessment finds unanswered."""
     embedder: EmbedderKind = "auto"
     """`SOURCED_EMBEDDER`: semantic retrieval and answerability when the `semantic` extra is installed (the
     measured best on `dev`: correct answers 0.69 against 0.21, no false answer); `none` for plain BM25."""

@@ -26,6 +26,8 @@ ROWS: Final = (
     ("missed", "missed"), ("citation_precision", "citation precision"),
     ("correct_abstention", "correct abstention"), ("false_answer", "false answer"),
     ("kind_accuracy", "kind accuracy"), ("owner_accuracy", "owner accuracy"), ("leaks", "leaks"),
+    ("dead_end_rate", "dead ends"), ("closest_hit", "closest hit"),
+    ("closest_shown_unanswerable", "closest shown (unanswerable)"),
     ("clarify_rate", "clarify rate"), ("latency_p50_ms", "latency p50 ms"),
     ("latency_p95_ms", "latency p95 ms"),
 )

@@ -5,7 +5,7 @@ import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Final, Literal
 
 from core.application import refusals
 from core.application.answerability import AnswerabilityModel, Assessment, EmbedderFailed, ReaderFailed, assess
@@ -59,6 +59,11 @@ from core.domain import (
 
 log = logging.getLogger(__name__)
 
+AnswerabilityGate = Literal["before_model", "after_model", "off"]
+"""Where the answerability assessment stands. `before_model`: a question it finds unanswered is refused before
+the model is asked (the extractive model's own decision). `after_model`: the model decides (`found`), and the
+assessment is computed and audited beside its decision. `off`: not computed."""
+
 INVALID_QUERY_TEXT: Final = {
     "empty": refusals.INVALID_QUERY_EMPTY,
     "too_long": refusals.INVALID_QUERY_TOO_LONG,
@@ -89,6 +94,7 @@ class RetrievalPolicy:
     weak_floor: float = 0.06
     """Below this a chunk does not match at all."""
     nearest: int = 3
+    """Closest passages a refusal shows, the best of the audience's own retrieval."""
     hidden_margin: float = 0.05
     """How much better than every permitted chunk a hidden document must match a question no permitted
     statement answers, for the audit to record `not_permitted` (the reply is the same either way)."""
@@ -133,6 +139,7 @@ class Orchestrator:
         reader: Reader | None = None,
         verifier: Verifier | None = None,
         support: ClaimSupport = claim_support,
+        answerability_gate: AnswerabilityGate = "before_model",
     ) -> None:
         self._index = index
         self._model = model
@@ -150,6 +157,7 @@ class Orchestrator:
         self._reader = reader
         self._verifier = verifier
         self._support = support
+        self._gate = answerability_gate
 
     def with_answerability(self, model: AnswerabilityModel) -> "Orchestrator":
         """The same pipeline deciding answerability with another fit (one being measured)."""
@@ -193,10 +201,10 @@ class Orchestrator:
         if options:
             return Clarify(text=refusals.AMBIGUOUS, options=options, risk=evidence.risk,
                            correlation_id=evidence.correlation_id)
-        assessment = self._assess(question.text, candidates)  # does a statement answer?
-        evidence.assessment = assessment
-        if not assessment.answerable:
-            return self._not_stated(question, candidates, evidence)
+        assessment = None if self._gate == "off" else self._assess(question.text, candidates)
+        evidence.assessment = assessment  # audited whoever decides
+        if self._gate == "before_model" and assessment is not None and not assessment.answerable:
+            return self._not_stated(question, candidates, evidence)  # the gate decides before the model
 
         evidence.given_to_model, evidence.model_called = candidates, True  # 7. generate
         try:
@@ -236,8 +244,8 @@ class Orchestrator:
                             shown_as="not_in_corpus", owner=self._owner(question, ()))
 
     def _not_stated(self, question: Question, candidates: Sequence[RetrievedChunk], evidence: Evidence) -> Refused:
-        """Passages match, but none states the answer. Weak matches are offered as starting points; the
-        audit records `not_permitted` when a hidden document matches clearly better than all of them."""
+        """Passages match, but none states the answer: the closest are shown, weak ones with a hint to name the
+        document; the audit records `not_permitted` when a hidden document matches clearly better than them."""
         best = max(chunk.score for chunk in candidates)
         shown: RefusalKind = "not_retrieved" if best < self._policy.floor else "not_in_corpus"
         hidden_match = self._index.best_unscoped_score(question.text) > best + self._policy.hidden_margin
@@ -245,8 +253,6 @@ class Orchestrator:
         return self._refuse(
             "not_permitted" if hidden_match else shown, evidence, shown_as=shown,
             owner=self._owner(question, candidates),
-            nearest=tuple(chunk.passage for chunk in candidates[: self._policy.nearest])
-            if shown == "not_retrieved" else (),
         )
 
     def _self_refusal(self, question: Question, usable: Sequence[RetrievedChunk], evidence: Evidence,
@@ -392,11 +398,18 @@ class Orchestrator:
         return self._router.owner_for(question.text, permitted)
 
     def _refuse(self, kind: RefusalKind, evidence: Evidence, *, owner: str | None, text: str | None = None,
-                shown_as: RefusalKind | None = None, nearest: tuple[Passage, ...] = ()) -> Refused:
+                shown_as: RefusalKind | None = None) -> Refused:
+        """Every refusal shows the closest passages of the audience's own retrieval, when it found any: a
+        refusal moves the asker forward. Nothing else is retrieved for it, so `not_permitted` shows what
+        absence would."""
         presented = shown_as or kind
+        closest = self._closest(evidence)
         return Refused(kind=kind, shown_as=shown_as if shown_as != kind else None,
-                       text=text or refusals.BY_KIND[presented], risk=evidence.risk,
-                       correlation_id=evidence.correlation_id, owner=owner, nearest=nearest)
+                       text=text or refusals.refusal_text(presented, with_closest=bool(closest)),
+                       risk=evidence.risk, correlation_id=evidence.correlation_id, owner=owner, nearest=closest)
+
+    def _closest(self, evidence: Evidence) -> tuple[Passage, ...]:
+        return tuple(chunk.passage for chunk in evidence.retrieved[: self._policy.nearest])
 
     def _finish(self, question: Question, outcome: Outcome, evidence: Evidence, started: float) -> Outcome:
         """10. Re-check the invariant, audit, record metrics. In `required` mode no audit means no reply."""

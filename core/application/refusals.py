@@ -48,6 +48,14 @@ INVALID_QUERY_CONTROL: Final = "That question contains characters I can't read; 
 
 OWNER_SUFFIX: Final = "{owner} can help with this."
 
+NOT_CONFIRMED: Final = "I couldn't confirm an answer in the documents you can see."
+# Why: said instead of NOT_IN_CORPUS when passages matched but none was confirmed to state the answer: "I
+# couldn't find this" would deny what is on screen one line below. "The documents you can see" stays true when a
+# hidden document holds the answer (not_permitted), so both kinds still share one sentence.
+
+CLOSEST_LEAD: Final = "These passages came closest:"
+# Why: the passages follow as where to look, never as an answer; the person reads them and judges.
+
 BY_KIND: Final[dict[RefusalKind, str]] = {
     "not_in_corpus": NOT_IN_CORPUS,
     "not_permitted": NOT_IN_CORPUS,
@@ -61,6 +69,18 @@ BY_KIND: Final[dict[RefusalKind, str]] = {
     "audit_unavailable": AUDIT_UNAVAILABLE,
     "invalid_query": INVALID_QUERY_EMPTY,
 }
+
+WITH_CLOSEST: Final[dict[RefusalKind, str]] = {
+    **BY_KIND, "not_in_corpus": NOT_CONFIRMED, "not_permitted": NOT_CONFIRMED}
+"""The sentence of each kind when the closest passages follow it."""
+
+
+def refusal_text(kind: RefusalKind, *, with_closest: bool) -> str:
+    """The one sentence of a presented kind, leading into the closest passages when there are some."""
+    if not with_closest:
+        return BY_KIND[kind]
+    return f"{WITH_CLOSEST[kind]} {CLOSEST_LEAD}"
+
 
 REFUSAL_PHRASES: Final = (
     "i don't know",

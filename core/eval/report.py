@@ -4,6 +4,10 @@ the bounds `--fail-under` checks.
 Every rate is a fraction of its case group: the answer verdicts of the answer cases, the abstention rates and
 `kind_accuracy` of the refusal cases, `leaks` and `clarify_rate` of all cases. `citation_precision` is a share
 of citations (in answered answer cases). A rate whose group is empty is None.
+
+Dead ends: `dead_end_rate` is the share of answer cases refused without a supporting passage among the closest
+passages shown; `closest_hit` the share of refused answer cases whose closest passages include one;
+`closest_shown_unanswerable` the share of refusal cases whose refusal showed closest passages.
 """
 
 from collections import Counter
@@ -19,9 +23,9 @@ Metrics = dict[str, float | None]
 
 RATE_KEYS: Final = ("correct_answer", "wrong_answer", "false_abstention", "missed", "correct_abstention",
                     "false_answer", "kind_accuracy", "leaks", "citation_precision", "clarify_rate",
-                    "latency_p50_ms", "latency_p95_ms")
+                    "latency_p50_ms", "latency_p95_ms", "dead_end_rate", "closest_hit", "closest_shown_unanswerable")
 MAXIMUM_KEYS: Final = frozenset({"wrong_answer", "false_abstention", "missed", "false_answer", "leaks",
-                                 "clarify_rate", "latency_p50_ms", "latency_p95_ms"})
+                                 "clarify_rate", "latency_p50_ms", "latency_p95_ms", "dead_end_rate"})
 """Rates where lower is better: `--fail-under` treats their bound as a maximum, every other as a minimum."""
 
 
@@ -29,6 +33,7 @@ def metrics(results: Sequence[CaseResult]) -> Metrics:
     answers = [r for r in results if r.expected == "answer"]
     refusals = [r for r in results if r.expected != "answer"]
     answered = [r for r in answers if r.answered]
+    refused_answers = [r for r in answers if r.refused]
     citations = sum(r.citations for r in answered)
     latencies = [r.latency_ms for r in results]
     return {
@@ -45,6 +50,9 @@ def metrics(results: Sequence[CaseResult]) -> Metrics:
         "clarify_rate": _share(results, lambda r: r.clarified),
         "latency_p50_ms": _rounded(percentile(latencies, 50)),
         "latency_p95_ms": _rounded(percentile(latencies, 95)),
+        "dead_end_rate": _share(answers, lambda r: r.refused and not r.closest_supported),
+        "closest_hit": _share(refused_answers, lambda r: r.closest_supported),
+        "closest_shown_unanswerable": _share(refusals, lambda r: r.closest_shown),
     }
 
 

@@ -10,6 +10,8 @@ Answer cases end in exactly one verdict:
 Refusal cases (`not_in_corpus`, `not_permitted`, `not_answerable`, `ambiguous`) end in `correct_abstention`
 (refused or clarified) or `false_answer` (answered); the kind is scored apart (`kind_correct`).
 Any case can leak: its reply cites, quotes or names a document the asker may not see.
+A refusal's closest passages are scored too: `closest_supported` when one lies in a `support` section (the
+refusal is then no dead end).
 """
 
 from collections.abc import Iterable, Sequence
@@ -100,6 +102,10 @@ class CaseResult:
     owner_correct: bool | None
     leak: str | None
     support_given: bool
+    closest_shown: bool
+    """A refusal showed closest passages."""
+    closest_supported: bool
+    """One of them lies in a `support` section."""
     citations: int
     supported_citations: int
     latency_ms: float
@@ -114,6 +120,10 @@ class CaseResult:
     def clarified(self) -> bool:
         return self.got == "ambiguous"
 
+    @property
+    def refused(self) -> bool:
+        return not self.answered and not self.clarified
+
 
 def score_case(case: Case, outcome: Outcome, evidence: EvidenceSummary, view: AskerView, *,
                latency_ms: float) -> CaseResult:
@@ -125,6 +135,7 @@ def score_case(case: Case, outcome: Outcome, evidence: EvidenceSummary, view: As
     else:
         kind_correct, owner_correct = outcome.kind == case.expect, _owner_correct(case, outcome)
         verdict, problems = _refusal_verdict(case, outcome, cited, owner_correct=owner_correct)
+    closest = outcome.nearest if isinstance(outcome, Refused) else ()
     leak = leak_reason(case.question, outcome, view)
     if leak:
         problems.append(f"leak: {leak}")
@@ -132,6 +143,8 @@ def score_case(case: Case, outcome: Outcome, evidence: EvidenceSummary, view: As
         case_id=case.id, expected=case.expect, got=outcome.kind, verdict=verdict, kind_correct=kind_correct,
         owner_correct=owner_correct, leak=leak, citations=len(cited),
         support_given=any(ref.within(case.support) for ref in evidence.given_to_model),
+        closest_shown=bool(closest),
+        closest_supported=any(ChunkRef.of(passage).within(case.support) for passage in closest),
         supported_citations=sum(ref.within(case.support) for ref in cited), latency_ms=latency_ms,
         tags=tuple(case.tags), reason="; ".join(problems) or None,
     )

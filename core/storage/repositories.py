@@ -5,7 +5,7 @@ Concurrency is settled by the database, not by locks in Python: several workers 
 """
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal, cast
@@ -15,9 +15,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.domain import ClarifyOption
-from core.storage.tables import FeedbackRow, PendingClarificationRow, ProcessedEventRow
+from core.storage.tables import AuditEventRow, FeedbackRow, PendingClarificationRow, ProcessedEventRow
 
-Verdict = Literal["helpful", "not_helpful"]
+Verdict = Literal["helpful", "not_helpful", "answered_it"]
+"""`answered_it`: one of a refusal's closest passages answered the question (it names the chunk)."""
 CLARIFICATION_TTL: Final = timedelta(minutes=15)
 
 
@@ -116,22 +117,53 @@ class FeedbackEntry:
     user_ref: str
     verdict: Verdict
     at: datetime
+    chunk_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LabelledPair:
+    """One line of `sourced feedback export`: a question (by hash), a chunk, and what a reader said of it."""
+
+    question_sha256: str
+    chunk_id: str
+    label: Verdict
+    question_preview: str | None = None
 
 
 class FeedbackLog:
-    """Readers' verdicts on replies. Append-only: a changed mind is a second entry, the newest counts."""
+    """Readers' verdicts on replies, one per reader and reply: the first counts, a second is not stored."""
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
-    def record(self, correlation_id: str, user_ref: str, verdict: Verdict, *,
-               at: datetime | None = None) -> FeedbackEntry:
+    def record(self, correlation_id: str, user_ref: str, verdict: Verdict, *, chunk_id: str | None = None,
+               at: datetime | None = None) -> FeedbackEntry | None:
+        """The stored entry, or None when this reader has already rated this reply (the database decides)."""
         entry = FeedbackEntry(correlation_id=correlation_id, user_ref=user_ref, verdict=verdict,
-                              at=at or _now())
-        with Session(self._engine) as session, session.begin():
-            session.add(FeedbackRow(correlation_id=entry.correlation_id, user_ref=entry.user_ref,
-                                    verdict=entry.verdict, at=entry.at))
+                              at=at or _now(), chunk_id=chunk_id)
+        try:
+            with Session(self._engine) as session, session.begin():
+                session.add(FeedbackRow(correlation_id=entry.correlation_id, user_ref=entry.user_ref,
+                                        verdict=entry.verdict, chunk_id=entry.chunk_id, at=entry.at))
+        except IntegrityError:
+            return None
         return entry
+
+    def labelled_pairs(self, *, with_previews: bool = False) -> Iterator[LabelledPair]:
+        """(question, chunk, label) for refitting answerability, oldest first: the chunk a "this answered it"
+        names, and every chunk an answer rated helpful or not cited. The question is its hash; its redacted
+        preview only when the operator asks for it."""
+        statement = (select(FeedbackRow.verdict, FeedbackRow.chunk_id, AuditEventRow.question_sha256,
+                            AuditEventRow.question_preview, AuditEventRow.cited)
+                     .join(AuditEventRow, AuditEventRow.correlation_id == FeedbackRow.correlation_id)
+                     .order_by(FeedbackRow.at, FeedbackRow.id))
+        with self._engine.connect() as connection:
+            rows = connection.execute(statement).all()
+        for verdict, chunk_id, sha256, preview, cited in rows:
+            for rated in [chunk_id] if chunk_id else [item["chunk_id"] for item in cited]:
+                yield LabelledPair(question_sha256=sha256, chunk_id=rated,
+                                   label=cast(Verdict, verdict),  # the CHECK constraint admits only these
+                                   question_preview=preview if with_previews else None)
 
     def for_correlation(self, correlation_id: str) -> list[FeedbackEntry]:
         """Every verdict on one reply, oldest first."""
@@ -141,7 +173,7 @@ class FeedbackLog:
             return [
                 FeedbackEntry(correlation_id=row.correlation_id, user_ref=row.user_ref,
                               verdict=cast(Verdict, row.verdict),  # the CHECK constraint admits only these
-                              at=row.at)
+                              at=row.at, chunk_id=row.chunk_id)
                 for row in session.scalars(statement)
             ]
 

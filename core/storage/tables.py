@@ -22,6 +22,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Text,
+    UniqueConstraint,
     func,
     select,
 )
@@ -177,15 +178,18 @@ class ProcessedEventRow(Base):
 
 
 class FeedbackRow(Base):
-    """A reader's verdict on one reply, linked to its audit record by correlation id."""
+    """A reader's verdict on one reply, linked to its audit record by correlation id: one per reader and reply.
+    `chunk_id` is the closest passage a "this answered it" verdict names."""
 
     __tablename__ = "feedback"
-    __table_args__ = (CheckConstraint("verdict IN ('helpful', 'not_helpful')", name="verdict"),)
+    __table_args__ = (CheckConstraint("verdict IN ('helpful', 'not_helpful', 'answered_it')", name="verdict"),
+                      UniqueConstraint("correlation_id", "user_ref"))
 
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
     correlation_id: Mapped[str] = mapped_column(String, index=True)
     user_ref: Mapped[str] = mapped_column(String)
     verdict: Mapped[str] = mapped_column(String)
+    chunk_id: Mapped[str | None] = mapped_column(String)
     at: Mapped[datetime]
 
 

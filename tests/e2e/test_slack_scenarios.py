@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from sqlalchemy import text
 
 from bot import blocks
 from bot.surface import Action
@@ -249,6 +250,68 @@ def test_feedback_is_stored_against_the_correlation_id_and_the_message_says_than
     assert Action.HELPFUL not in json.dumps(updated["blocks"])
     [entry] = northwind.sourced.feedback.for_correlation(helpful["value"])
     assert entry.verdict == "helpful" and entry.user_ref == "UBOB"
+
+
+HOTEL_QUESTION = "What is the hotel limit per night when travelling?"
+"""Retrieves the travel policy, which states a meal limit and nothing about hotels: a refusal with passages."""
+
+
+def feedback_rows(bot: Deployment) -> list[tuple[Any, ...]]:
+    with bot.sourced.engine.connect() as connection:
+        return [tuple(row) for row in connection.execute(
+            text("SELECT correlation_id, user_ref, verdict, chunk_id FROM feedback ORDER BY id"))]
+
+
+def test_a_refusal_shows_the_closest_passages_and_this_answered_it_is_stored_with_its_chunk(
+        northwind: Deployment, slack: FakeSlack) -> None:
+    posted = mention(northwind, slack, HOTEL_QUESTION, user="UBOB")
+    shown = texts(posted)
+    assert refusals.CLOSEST_LEAD in shown and "*Travel Expenses*" in shown
+    pressed = button(posted, Action.ANSWERED_IT)
+    named = blocks.parse_answered_it(pressed["value"])
+    assert named is not None
+    click(northwind, slack, pressed, user="UALICE", name="answered",  # another reader of the channel
+          message={"blocks": posted["blocks"], "text": posted["text"]})
+    assert blocks.THANKS in texts(slack.wait_for("chat.update")[0])
+    assert feedback_rows(northwind) == [(named.correlation_id, "UALICE", "answered_it", named.chunk_id)]
+
+
+def test_forged_feedback_clicks_are_ignored_logged_without_the_question_and_store_nothing(
+        northwind: Deployment, slack: FakeSlack, caplog: pytest.LogCaptureFixture) -> None:
+    in_channel = mention(northwind, slack, HOTEL_QUESTION, user="UBOB")
+    decision = blocks.parse_answered_it(button(in_channel, Action.ANSWERED_IT)["value"])
+    private = ask(northwind, slack, HOTEL_QUESTION, user="UALICE", name="private")
+    private_decision = blocks.parse_answered_it(button(private, Action.ANSWERED_IT)["value"])
+    assert decision is not None and private_decision is not None
+    forged = {  # name: (action, value, clicker, channel, ephemeral)
+        "no-such-decision": (Action.ANSWERED_IT, blocks.answered_it_value("c0ffee", decision.chunk_id), "UBOB",
+                             "CPUBLIC", False),
+        "chunk-not-retrieved": (Action.ANSWERED_IT, blocks.answered_it_value(decision.correlation_id,
+                                                                             "hr-salary#engineering"),
+                                "UBOB", "CPUBLIC", False),
+        "another-channel": (Action.ANSWERED_IT, blocks.answered_it_value(decision.correlation_id,
+                                                                         decision.chunk_id), "UALICE", "CHR", False),
+        "someone-elses-private-reply": (Action.HELPFUL, private_decision.correlation_id, "UBOB", "CPUBLIC", True),
+        "not-a-value": (Action.ANSWERED_IT, "[]", "UBOB", "CPUBLIC", False),
+    }
+    for name, (action_id, value, user, channel, ephemeral) in forged.items():
+        reply = send_click(northwind.url, user=user, action_id=action_id, value=value, channel=channel,
+                           response_url=slack.response_url(name), ephemeral=ephemeral)
+        assert reply.status == 200
+    northwind.settle()
+    for name in forged:
+        assert blocks.THANKS in texts(slack.wait_for(f"response/{name}")[0])  # a forger learns nothing
+    assert feedback_rows(northwind) == []
+    assert caplog.text.count("feedback ignored") == len(forged)
+    assert "hotel" not in caplog.text.lower()
+
+
+def test_a_reader_rates_a_reply_once(northwind: Deployment, slack: FakeSlack) -> None:
+    posted = mention(northwind, slack, HOTEL_QUESTION, user="UBOB")
+    for n, pressed in enumerate((button(posted, Action.ANSWERED_IT), button(posted, Action.NOT_HELPFUL))):
+        click(northwind, slack, pressed, user="UBOB", name=f"rating-{n}")
+        northwind.settle()
+    assert [row[2] for row in feedback_rows(northwind)] == ["answered_it"]
 
 
 def test_sharing_an_ephemeral_answer_posts_it_for_the_channel(northwind: Deployment,

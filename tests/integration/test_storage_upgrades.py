@@ -4,7 +4,7 @@ Each case migrates an empty database to an older revision, stores what that revi
 as an older Sourced would have written it), then migrates to the newest and checks the rows and the search.
 """
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from alembic import command
@@ -15,7 +15,7 @@ from core.domain import Audience, Party
 from core.storage import current_revision, head_revision, make_engine, migrate
 from core.storage.database import alembic_config
 
-EARLIER = [None, "0001", "0002", "0003"]
+EARLIER = [None, "0001", "0002", "0003", "0004_postgres_index"]
 STAFF = Audience(parties=(Party(),))
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -31,8 +31,8 @@ def downgrade_to(engine: Engine, revision: str) -> None:
 
 
 def store_as_older_sourced(engine: Engine, revision: str) -> None:
-    """A document with a restricted twin, their chunks (and SQLite full-text rows), a handled event and, from
-    0002, a stored vector."""
+    """A document with a restricted twin, their chunks (and SQLite full-text rows), a handled event, a reader's
+    two verdicts on one reply and, from 0002, a stored vector."""
     sqlite = engine.dialect.name == "sqlite"
     with engine.begin() as connection:
         for doc_id, role in (("parking", "everyone"), ("bonus", "finance")):
@@ -55,9 +55,17 @@ def store_as_older_sourced(engine: Engine, revision: str) -> None:
                 connection.execute(text("INSERT INTO chunks_fts (rowid, chunk_id, body) VALUES (:rowid, :id, :body)"),
                                    {"rowid": rowid, "id": chunk_id, "body": "parking permit cost 40 dollar"
                                     if doc_id == "parking" else "bonus paid march"})
-        connection.execute(text("INSERT INTO processed_events (event_id, received_at) VALUES ('Ev1', :at)"),
-                           {"at": NOW.replace(tzinfo=None) if sqlite else NOW})
-        if revision in {"0002", "0003"}:
+        handled = ", done_at" if revision == "0004_postgres_index" else ""  # 0004 marks handled events itself
+        connection.execute(text(f"INSERT INTO processed_events (event_id, received_at{handled}) "
+                                f"VALUES ('Ev1', :at{handled.replace(', ', ', :')})"),
+                           {"at": NOW.replace(tzinfo=None) if sqlite else NOW,
+                            "done_at": NOW.replace(tzinfo=None) if sqlite else NOW})
+        for verdict, minutes in (("not_helpful", 0), ("helpful", 5)):
+            at = NOW + timedelta(minutes=minutes)
+            connection.execute(text("INSERT INTO feedback (correlation_id, user_ref, verdict, at) "
+                                    "VALUES ('c-1', 'U1', :verdict, :at)"),
+                               {"verdict": verdict, "at": at.replace(tzinfo=None) if sqlite else at})
+        if revision in {"0002", "0003", "0004_postgres_index"}:
             connection.execute(text(
                 "INSERT INTO chunk_embeddings (chunk_id, model, dim, vector, content_hash) "
                 "VALUES ('parking#permits', 'old-model', 2, :vector, :hash)"), {"vector": b"\0" * 8, "hash": "1" * 64})
@@ -78,6 +86,8 @@ def test_an_upgrade_from_an_earlier_revision_keeps_the_data_and_the_search_works
         with engine.connect() as connection:
             done = connection.execute(text("SELECT done_at FROM processed_events WHERE event_id = 'Ev1'")).scalar()
             documents = connection.execute(text("SELECT count(*) FROM documents")).scalar()
+            verdicts = connection.execute(text("SELECT verdict FROM feedback WHERE correlation_id = 'c-1'")).all()
+        assert [verdict for (verdict,) in verdicts] == ["helpful"], "a reader's newest verdict on a reply counts"
         assert done is not None, "an event handled before the upgrade must not be taken for an abandoned one"
         assert documents == 2
         staff = build_index(engine, None).search("how much is a parking permit?", audience=STAFF, limit=5)
@@ -111,6 +121,8 @@ def test_downgrading_to_the_previous_revision_and_back_works(database_url: str) 
     engine = make_engine(database_url)
     try:
         migrate(engine)
+        downgrade_to(engine, "0004_postgres_index")
+        assert "chunk_id" not in {column["name"] for column in inspect(engine).get_columns("feedback")}
         downgrade_to(engine, "0003")
         assert current_revision(engine) == "0003"
         columns = {column["name"] for column in inspect(engine).get_columns("processed_events")}

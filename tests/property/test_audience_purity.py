@@ -4,7 +4,9 @@ On generated knowledge bases with restricted documents (sharing words, titles an
 random questions (words of restricted and of permitted documents, made-up names, question words) asked by random
 audiences get the same reply, Slack blocks and `ask --json` view (without the correlation id and the true kind,
 which only the audit may tell apart), as on a copy of the knowledge base without the documents the audience may
-not see.
+not see. The model is drawn too: the default extractive one, or a generative model of ours (the answerability
+gate then stands after it) that abstains, cites an id nobody retrieved, or writes no JSON, so every refusal
+kind's closest passages are compared.
 
 Speed: the knowledge bases are generated once per module, and each distinct set of visible documents is ingested
 once (a handful per knowledge base), by one embedder that embeds each text once; hypothesis then varies the
@@ -17,6 +19,7 @@ fewer rows than `hnsw.ef_search`, so the walk is exhaustive and the comparison e
 """
 
 import itertools
+import json
 import random
 import shutil
 from collections.abc import Iterator, Sequence
@@ -31,6 +34,7 @@ from hypothesis import strategies as st
 
 from benchmarks.restricted_absence import CORRELATION_ID, first_difference, what_the_audience_gets
 from core.application.orchestrator import Question
+from core.application.ports import AnswerModel, GenerationRequest
 from core.application.routing import KnownGap
 from core.bootstrap import Sourced, bootstrap
 from core.config import Settings, SourcedConfig
@@ -56,6 +60,31 @@ GAP = KnownGap(topic="payroll disputes", keywords=("payroll", "payslip"), owner=
 DEFAULT_OWNER = "#help-desk"
 SEEDS = (3, 11, 29)
 ASKED = itertools.count()
+ABSTAINS = json.dumps({"found": False, "answer": "", "claims": [], "confidence": "low", "refusal_reason": "no"})
+INVENTS = json.dumps({"found": True, "answer": "It is 12 days.", "confidence": "high", "refusal_reason": None,
+                      "claims": [{"text": "It is 12 days.", "chunk_ids": ["no-such-chunk"], "quote": "12 days"}]})
+
+
+class FixedReply:
+    """A generative model that always writes the same reply."""
+
+    def __init__(self, reply: str) -> None:
+        self._reply = reply
+
+    @property
+    def name(self) -> str:
+        return f"fixed:{self._reply[:20]}"
+
+    @property
+    def prompt_version(self) -> str:
+        return "test-v0"
+
+    def generate(self, request: GenerationRequest) -> str:
+        return self._reply
+
+
+MODELS: tuple[AnswerModel | None, ...] = (None, FixedReply(ABSTAINS), FixedReply(INVENTS), FixedReply("no JSON"))
+"""None: the default extractive model; then model_self_refusal, invalid_citation and malformed_response."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,8 +176,10 @@ class Deployments:
         self._database = database
         self._embedder = embedder
         self._built: dict[tuple[int, frozenset[str]], Sourced] = {}
+        self._with_model: dict[tuple[int, frozenset[str], str], Sourced] = {}
 
-    def for_documents(self, kb: int, root: Path, role_sets: Sequence[frozenset[str]] | None) -> Sourced:
+    def for_documents(self, kb: int, root: Path, role_sets: Sequence[frozenset[str]] | None,
+                      model: AnswerModel | None = None) -> Sourced:
         documents = frozenset(d.doc_id for d in load_knowledge_base(root).documents
                               if role_sets is None or all(d.audience & roles for roles in role_sets))
         key = (kb, documents)
@@ -156,15 +187,23 @@ class Deployments:
             name = f"kb{kb}-{len(self._built)}"
             folder = self._folder / name
             source = root if role_sets is None else visible_copy(root, folder / "kb", role_sets)
-            sourced = bootstrap(Settings(database_url=self._database(folder)),
-                                config=SourcedConfig(default_owner=DEFAULT_OWNER), known_gaps=(GAP,),
-                                progress=False, embedder=self._embedder)
+            sourced = self._application(self._database(folder))
             assert not sourced.ingestor.ingest(source).errors
             self._built[key] = sourced
-        return self._built[key]
+        if model is None:
+            return self._built[key]
+        variant = (*key, model.name)
+        if variant not in self._with_model:  # the same database, already ingested
+            url = self._built[key].engine.url.render_as_string(hide_password=False)
+            self._with_model[variant] = self._application(url, model)
+        return self._with_model[variant]
+
+    def _application(self, database_url: str, model: AnswerModel | None = None) -> Sourced:
+        return bootstrap(Settings(database_url=database_url), config=SourcedConfig(default_owner=DEFAULT_OWNER),
+                         known_gaps=(GAP,), progress=False, embedder=self._embedder, model=model)
 
     def close(self) -> None:
-        for sourced in self._built.values():
+        for sourced in [*self._built.values(), *self._with_model.values()]:
             sourced.engine.dispose()
 
 
@@ -237,8 +276,9 @@ def check_purity(deployments: Deployments, kbs: Sequence[GeneratedKb], data: st.
     kb = kbs[number]
     audience = data.draw(audiences, label="audience")
     text = data.draw(questions(kb), label="question")
-    whole = deployments.for_documents(number, kb.root, None)
-    alone = deployments.for_documents(number, kb.root, audience.role_sets())
+    model = data.draw(st.sampled_from(MODELS), label="model")
+    whole = deployments.for_documents(number, kb.root, None, model)
+    alone = deployments.for_documents(number, kb.root, audience.role_sets(), model)
     correlation_id = f"{CORRELATION_ID}-{next(ASKED)}"  # the same on both (the answer's buttons carry it)
     with_hidden, without = asked(whole, text, audience, correlation_id), asked(alone, text, audience, correlation_id)
     assert with_hidden == without, first_difference(with_hidden, without)

@@ -125,22 +125,65 @@ def test_a_long_answer_is_split_within_slacks_section_and_block_limits() -> None
     assert len(message.text) <= blocks.TEXT_FALLBACK_LIMIT
 
 
-def test_a_refusal_has_four_parts_question_limit_nearest_passages_and_owner_link() -> None:
-    nearest = (REFUNDS, Passage(chunk_id="y", doc_id="y", title="Shipping", heading="Shipping > Costs",
-                                text="t"))
-    message = blocks.refusal_message(refused("not_retrieved", owner="C0SUPPORT", nearest=nearest),
-                                     question="returns?")
+SHIPPING = Passage(chunk_id="shipping#costs", doc_id="shipping", title="Shipping", heading="Shipping > Costs",
+                   text="Standard shipping is free above 50 euros.")
+
+
+def test_a_refusal_acknowledges_the_question_says_its_limit_shows_the_closest_passages_and_the_owner() -> None:
+    outcome = refused("not_retrieved", owner="C0SUPPORT", nearest=(REFUNDS, SHIPPING))
+    message = blocks.refusal_message(outcome, question="returns?")
     texts = [b["text"]["text"] if "text" in b else b["elements"][0]["text"] for b in dicts(message)]
     assert texts[0] == "You asked: “returns?”"
     assert texts[1] == refusals.NOT_RETRIEVED
-    assert texts[2].splitlines()[1:] == ["• *Refund Policy* \u203a Returns \u203a Return window",
-                                         "• *Shipping* \u203a Costs"]
-    assert texts[3] == "<#C0SUPPORT> can help with this."
+    assert texts[2].splitlines() == [
+        "*Refund Policy* \u203a Returns \u203a Return window", "Customers have 30 days.",
+        "Owner #support-ops · <https://wiki.example/refunds?a=1&amp;b=2|open the document>"]
+    assert texts[3].splitlines() == ["*Shipping* \u203a Costs", "Standard shipping is free above 50 euros."]
+    assert texts[4] == "<#C0SUPPORT> can help with this."
 
 
-def test_nearest_passages_are_listed_only_where_the_presented_kind_allows() -> None:
-    message = blocks.refusal_message(refused("not_in_corpus", nearest=(REFUNDS,)), question="q")
+@pytest.mark.parametrize("kind", ["not_in_corpus", "not_retrieved", "not_answerable", "model_self_refusal",
+                                  "unsupported_claim", "invalid_citation", "malformed_response", "model_unavailable"])
+def test_every_refusal_kind_with_closest_passages_shows_them_each_with_a_this_answered_it_button(kind: str) -> None:
+    message = blocks.refusal_message(refused(kind, nearest=(REFUNDS, SHIPPING), correlation_id="d-7"),
+                                     question="q")
+    answered_it = [b for b in buttons(message) if b["action_id"] == Action.ANSWERED_IT]
+    assert [blocks.parse_answered_it(b["value"]) for b in answered_it] == [
+        blocks.AnsweredIt(correlation_id="d-7", chunk_id="refunds#return-window"),
+        blocks.AnsweredIt(correlation_id="d-7", chunk_id="shipping#costs")]
+    assert {b["action_id"] for b in buttons(message)} == {Action.ANSWERED_IT, Action.HELPFUL, Action.NOT_HELPFUL}
+
+
+@pytest.mark.parametrize("kind", ["not_in_corpus", "model_self_refusal", "unsupported_claim"])
+def test_a_refusal_without_closest_passages_shows_none_and_no_buttons(kind: str) -> None:
+    message = blocks.refusal_message(refused(kind), question="q")
+    assert buttons(message) == []
     assert "Refund Policy" not in all_text(message)
+
+
+def test_at_most_three_closest_passages_are_shown_within_slacks_limits_however_long_they_are() -> None:
+    long = Passage(chunk_id="c" * 3000, doc_id="d", title="T" * 4000, heading=" > ".join(["H" * 900] * 5),
+                   text="<&> " * 5000, owner="#" + "o" * 500, url="https://wiki.example/" + "&" * 3000)
+    many = tuple(long for _ in range(6))
+    message = blocks.refusal_message(refused(nearest=many, correlation_id="x" * 64), question="q" * 5000)
+    rendered = dicts(message)  # to_dict() runs slack_sdk's validators
+    assert sum(1 for b in rendered if str(b.get("block_id", "")).startswith("closest_")) == blocks.CLOSEST_SHOWN
+    assert all(len(b["text"]["text"]) <= blocks.SECTION_LIMIT for b in rendered if b["type"] == "section")
+    assert all(len(b["value"]) <= blocks.BUTTON_VALUE_LIMIT for b in buttons(message))
+    assert len(message.text) <= blocks.TEXT_FALLBACK_LIMIT
+
+
+def test_a_closest_passage_shows_a_short_excerpt_cut_at_a_word() -> None:
+    passage = Passage(chunk_id="p", doc_id="d", title="Travel", heading="Travel", text="word " * 200)
+    message = blocks.refusal_message(refused(nearest=(passage,)), question="q")
+    excerpt = dicts(message)[2]["text"]["text"].splitlines()[1]
+    assert excerpt.endswith("word…") and len(excerpt) <= blocks.EXCERPT_LIMIT
+
+
+@pytest.mark.parametrize("value", ["", "not json", "[]", '{"d": "x"}', '{"c": "y"}', '{"d": 1, "c": "y"}',
+                                   '{"d": "x", "c": "\\u0000"}'])
+def test_a_this_answered_it_value_that_is_not_ours_is_not_read(value: str) -> None:
+    assert blocks.parse_answered_it(value) is None
 
 
 @pytest.mark.parametrize(("owner", "shown"), [("C0PAYROLL", "<#C0PAYROLL>"), ("#C0PAYROLL", "<#C0PAYROLL>"),

@@ -156,6 +156,36 @@ def test_a_clarification_of_an_answer_case_is_an_abstention() -> None:
     assert metrics([result])["clarify_rate"] == 1.0
 
 
+def test_a_refusal_showing_a_supporting_passage_among_its_closest_is_no_dead_end_and_a_closest_hit() -> None:
+    result = score(case(), refused(nearest=(FEES, WINDOW)), evidence(retrieved=(FEES, WINDOW)))
+
+    assert result.verdict == "false_abstention"  # still an abstention
+    assert (metrics([result])["dead_end_rate"], metrics([result])["closest_hit"]) == (0.0, 1.0)
+
+
+def test_a_refusal_of_an_answer_case_without_a_supporting_passage_shown_is_a_dead_end() -> None:
+    shown_elsewhere = score(case(id="t-1"), refused(nearest=(FEES,)))
+    shown_nothing = score(case(id="t-2"), refused())
+    answered_right = score(case(id="t-3"), answered(WINDOW))
+
+    measured = metrics([shown_elsewhere, shown_nothing, answered_right])
+
+    assert measured["dead_end_rate"] == round(2 / 3, 4)
+    assert measured["closest_hit"] == 0.0
+
+
+def test_closest_passages_shown_on_refusal_cases_are_counted_apart() -> None:
+    trap = case(id="t-4", expect="not_in_corpus", support=[], must_include=[])
+    shown = score(trap, refused("not_in_corpus", nearest=(FEES,)))
+    bare = score(case(id="t-5", expect="not_in_corpus", support=[], must_include=[]), refused("not_in_corpus"))
+
+    measured = metrics([shown, bare])
+
+    assert (measured["closest_shown_unanswerable"], measured["dead_end_rate"], measured["closest_hit"]) == (
+        0.5, None, None)
+    assert shown.verdict == "correct_abstention"
+
+
 # -- refusal cases -------------------------------------------------------------------------------------------
 
 

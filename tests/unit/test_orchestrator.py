@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from core.application import refusals
-from core.application.orchestrator import Orchestrator, Question
+from core.application.orchestrator import AnswerabilityGate, Orchestrator, Question
 from core.application.ports import VerificationRequest
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
@@ -54,7 +54,7 @@ def envelope(**overrides: Any) -> str:
 class Harness:
     def __init__(self, *, chunks: list[StoredChunk] | None = None, model: ScriptedModel | None = None,
                  audit: Any = None, audit_mode: str = "best_effort", gaps: tuple[KnownGap, ...] = (),
-                 answers: bool = True) -> None:
+                 answers: bool = True, gate: AnswerabilityGate = "before_model") -> None:
         self.index = FakeIndex(chunks if chunks is not None else [REFUNDS, SALARIES])
         self.model = model or ScriptedModel(envelope())
         self.audit = audit or MemoryAudit()
@@ -64,6 +64,7 @@ class Harness:
             clock=FixedClock(), metrics=self.metrics, audit_mode=audit_mode,  # type: ignore[arg-type]
             router=OwnerRouter(known_gaps=gaps, default_owner="#help-desk"),
             answerability=answerability(answers=answers),  # the decision itself: test_answerability_*
+            answerability_gate=gate,
         )
 
     def ask(self, text: str, principal: Principal = STAFF) -> Any:
@@ -91,6 +92,7 @@ def test_no_chunk_refuses_not_in_corpus_without_calling_the_model() -> None:
     assert isinstance(outcome, Refused)
     assert outcome.kind == "not_in_corpus"
     assert outcome.text == refusals.NOT_IN_CORPUS
+    assert outcome.nearest == ()
     assert outcome.owner == "#help-desk"
     assert harness.model.requests == []
 
@@ -115,10 +117,13 @@ def test_no_chunk_refuses_not_in_corpus_without_calling_the_model() -> None:
     ids=["malformed-json", "extra-field", "prose-before", "prose-after", "found-false", "invented-id",
          "case-changed-id", "number-not-in-chunk", "found-true-refusal-prose", "found-without-claims"],
 )
-def test_every_failed_check_is_a_refusal_of_its_kind(output: str, kind: str) -> None:
+def test_every_failed_check_is_a_refusal_of_its_kind_showing_the_closest_passages(output: str, kind: str) -> None:
     harness = Harness(model=ScriptedModel(output))
-    assert refused_kind(harness) == kind
+    outcome = harness.ask(REFUND_QUESTION)
+    assert isinstance(outcome, Refused) and outcome.kind == kind
     assert harness.audit.records[-1].kind == kind
+    assert outcome.text == refusals.refusal_text(kind, with_closest=True)  # type: ignore[arg-type]
+    assert [passage.chunk_id for passage in outcome.nearest] == ["CHK-001"]
 
 
 def test_refusal_text_comes_from_code_never_from_the_model() -> None:
@@ -126,7 +131,7 @@ def test_refusal_text_comes_from_code_never_from_the_model() -> None:
     harness = Harness(model=ScriptedModel(output))
     outcome = harness.ask(REFUND_QUESTION)
     assert isinstance(outcome, Refused)
-    assert outcome.text == refusals.MODEL_SELF_REFUSAL
+    assert outcome.text == f"{refusals.MODEL_SELF_REFUSAL} {refusals.CLOSEST_LEAD}"
     assert harness.metrics.drift == ["info"]
 
 
@@ -142,7 +147,7 @@ def test_a_model_that_raises_or_times_out_is_model_unavailable(error: Exception)
     outcome = harness.ask(REFUND_QUESTION)
     assert isinstance(outcome, Refused)
     assert outcome.kind == "model_unavailable"
-    assert outcome.text == refusals.MODEL_UNAVAILABLE
+    assert outcome.text == f"{refusals.MODEL_UNAVAILABLE} {refusals.CLOSEST_LEAD}"
     assert outcome.owner == "#support-ops"
 
 
@@ -176,6 +181,56 @@ def test_not_permitted_reads_exactly_like_absence() -> None:
     assert (hidden.presented_kind, hidden.text, hidden.owner, hidden.nearest) == (
         absent.presented_kind, absent.text, absent.owner, absent.nearest)
     assert hidden.kind == "not_permitted" and absent.kind == "not_in_corpus"
+
+
+def test_a_refusal_shows_only_passages_of_the_audiences_own_retrieval() -> None:
+    question = "What is the refund window and the salary band for a senior engineer?"
+    hidden = Harness(model=ScriptedModel(envelope(found=False, claims=[], answer=""))).ask(question, STAFF)
+    absent = Harness(chunks=[REFUNDS], model=ScriptedModel(envelope(found=False, claims=[], answer=""))).ask(
+        question, STAFF)
+    assert isinstance(hidden, Refused) and isinstance(absent, Refused)
+    assert [passage.chunk_id for passage in hidden.nearest] == ["CHK-001"]
+    assert (hidden.presented_kind, hidden.text, hidden.owner, hidden.nearest) == (
+        absent.presented_kind, absent.text, absent.owner, absent.nearest)
+
+
+def test_with_the_gate_after_the_model_an_unanswerable_assessment_still_reaches_the_model_which_decides() -> None:
+    harness = Harness(answers=False, gate="after_model")
+    outcome = harness.ask(REFUND_QUESTION)
+    assert isinstance(outcome, Answered)
+    assert len(harness.model.requests) == 1
+    [record] = harness.audit.records
+    assert record.answerability is not None and record.answerability.model_version == "fake-refuses"
+
+
+def test_with_the_gate_after_the_model_its_abstention_is_a_refusal_with_the_closest_passages() -> None:
+    harness = Harness(answers=True, gate="after_model", model=ScriptedModel(envelope(found=False, claims=[],
+                                                                                      answer="")))
+    outcome = harness.ask(REFUND_QUESTION)
+    assert isinstance(outcome, Refused) and outcome.kind == "model_self_refusal"
+    assert [passage.chunk_id for passage in outcome.nearest] == ["CHK-001"]
+    assert harness.audit.records[-1].answerability is not None
+
+
+def test_with_the_gate_off_the_model_decides_and_no_assessment_is_made() -> None:
+    harness = Harness(answers=False, gate="off")
+    assert isinstance(harness.ask(REFUND_QUESTION), Answered)
+    assert harness.model.requests[0].assessment is None
+    assert harness.audit.records[-1].answerability is None
+
+
+def test_with_the_gate_after_the_model_nothing_retrieved_is_still_refused_without_calling_it() -> None:
+    harness = Harness(chunks=[], gate="after_model")
+    assert refused_kind(harness, "What is the parking policy at the Berlin office?") == "not_in_corpus"
+    assert harness.model.requests == []
+
+
+def test_with_the_gate_after_the_model_an_aggregate_question_is_refused_before_it() -> None:
+    harness = Harness(gate="after_model")
+    outcome = harness.ask("How many refunds did we process last month?")
+    assert isinstance(outcome, Refused) and outcome.kind == "not_answerable"
+    assert harness.model.requests == []
+    assert [passage.chunk_id for passage in outcome.nearest] == ["CHK-001"]
 
 
 def test_required_audit_with_a_failing_sink_withholds_the_answer() -> None:
@@ -249,7 +304,9 @@ def test_when_no_statement_answers_the_reply_is_absence_and_the_model_is_never_c
     outcome = harness.ask(REFUND_QUESTION)
 
     assert isinstance(outcome, Refused)
-    assert outcome.presented_kind == "not_in_corpus" and outcome.text == refusals.NOT_IN_CORPUS
+    assert outcome.presented_kind == "not_in_corpus"
+    assert outcome.text == "I couldn't confirm an answer in the documents you can see. These passages came closest:"
+    assert [passage.chunk_id for passage in outcome.nearest] == ["CHK-001"]
     assert outcome.owner == "#support-ops"
     assert harness.model.requests == []
     [record] = harness.audit.records

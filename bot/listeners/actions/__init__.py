@@ -13,6 +13,7 @@ def register(app: App) -> None:
     app.action(Action.PASSAGE)(show_passage)
     app.action(Action.HELPFUL)(record_feedback)
     app.action(Action.NOT_HELPFUL)(record_feedback)
+    app.action(Action.ANSWERED_IT)(record_answered_it)
     app.action(Action.SHARE)(share_answer)
     app.action(CLARIFY_ACTION)(choose_reading)
 
@@ -36,6 +37,16 @@ def record_feedback(ack: Ack, body: dict[str, Any], context: BoltContext, respon
         replies.submit("feedback", lambda: replies.feedback(
             ids, correlation_id=correlation_id, verdict=verdict, place=place, respond=respond),
             respond=respond)
+
+
+def record_answered_it(ack: Ack, body: dict[str, Any], context: BoltContext, respond: Respond,
+                       replies: Replies) -> None:
+    ack()
+    ids = signed_ids(context)
+    if ids is not None:
+        _, value, place = clicked(body)
+        replies.submit("feedback", lambda: replies.answered_it(ids, value=value, place=place, respond=respond),
+                       respond=respond)
 
 
 def share_answer(ack: Ack, body: dict[str, Any], context: BoltContext, respond: Respond,

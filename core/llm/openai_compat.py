@@ -12,6 +12,8 @@ hosted model can take longer than `(max_retries + 1) * timeout_s`.
 """
 
 import logging
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -213,6 +215,20 @@ def _rejects_response_format(error: BadRequestError) -> bool:
     """A 400 about the requested output format (not about the prompt) means: try plain JSON mode."""
     said = f"{error.message} {error.body}".lower()
     return "response_format" in said or "json_schema" in said
+
+
+def unreachable(base_url: str, *, timeout_s: float) -> str | None:
+    """None when a server answers `GET {base_url}/models` within `timeout_s`, whatever its status (a 401 or a
+    404 still proves the endpoint is there; the key and the model are the request's business), else why not.
+    For `sourced doctor`: one request, no retries, nothing sent but the path."""
+    ensure_model_url_allowed(base_url)
+    try:
+        with urllib.request.urlopen(f"{base_url.rstrip('/')}/models", timeout=timeout_s):
+            return None
+    except urllib.error.HTTPError:
+        return None
+    except (urllib.error.URLError, OSError) as error:
+        return str(getattr(error, "reason", error))
 
 
 def from_settings(settings: Settings) -> OpenAICompatModel:

@@ -489,7 +489,8 @@ def choose_embedder(kind: str, settings: Settings | None = None) -> EmbedderChoi
         remote = openai_embeddings.from_settings(settings or Settings())
         return EmbedderChoice(embedder=CachedEmbedder(remote), reason="SOURCED_EMBEDDER=openai")
     try:
-        return EmbedderChoice(embedder=CachedEmbedder(MiniLmEmbedder()), reason=f"SOURCED_EMBEDDER={kind}")
+        minilm = CachedEmbedder(MiniLmEmbedder())
+        return EmbedderChoice(embedder=minilm, reason=f"SOURCED_EMBEDDER={kind}, and the semantic extra is installed")
     except EmbedderUnavailable as error:
         if kind == "minilm":
             raise

@@ -1,13 +1,14 @@
 # Two commands do all the set-up on a fresh clone:
 #   make run    create .venv, install, ingest the example handbook, answer example questions
 #               (starts the Slack bot instead when Slack tokens are in the environment or .env)
-#   make check  create .venv, install with dev tools, run ruff, mypy (strict on core/) and the tests
+#   make check  create .venv, install with dev tools, run ruff, mypy (strict on core/) and the tests, then the
+#               pip path: the built wheel installed into a fresh venv answers outside the clone (.ci/pip-path)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run check lint typecheck test clean
+.PHONY: run check lint typecheck test pip-path clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,7 +29,11 @@ typecheck: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-check: lint typecheck test
+# build the wheel, install it into a fresh venv with [semantic], run demo, doctor and ask outside the clone
+pip-path: $(STAMP)
+	bash .ci/pip-path $(BIN)/python
+
+check: lint typecheck test pip-path
 
 clean:
 	rm -rf $(VENV) sourced.db sourced.db-wal sourced.db-shm

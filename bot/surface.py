@@ -50,6 +50,7 @@ API_SCOPES: Final[dict[str, frozenset[str]]] = {
     "chat.postMessage": frozenset({"chat:write"}),
     "chat.postEphemeral": frozenset({"chat:write"}),
     "chat.update": frozenset({"chat:write"}),
+    "chat.delete": frozenset({"chat:write"}),
 }
 """Every Web API method the bot calls, with the bot scopes it needs."""
 

@@ -196,6 +196,9 @@ class FakeSlack:
     def _chat_update(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
 
+    def _chat_delete(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
+
 
 def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):

@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run check lint typecheck test pip-path clean
+.PHONY: run check lint typecheck test test-fast pip-path clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ typecheck: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# the inner loop: unit and component tests, under a minute; `make check` and CI still run everything
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not (slow or postgres or property or e2e)"
 
 # build the wheel, install it into a fresh venv with [semantic], run demo, doctor and ask outside the clone
 pip-path: $(STAMP)

@@ -20,9 +20,11 @@ Respond = Callable[[list[dict[str, Any]]], str]
 class ScriptedFailure(Exception):
     """Raised by a reply function: the server answers with this HTTP status and an OpenAI-style error body."""
 
-    def __init__(self, status: int) -> None:
+    def __init__(self, status: int, *, retry_after_ms: int | None = None) -> None:
         super().__init__(f"scripted HTTP {status}")
         self.status = status
+        self.retry_after_ms = retry_after_ms
+        """Sent as `retry-after-ms`, as OpenAI does: how long a client should wait before retrying."""
 
 
 class ScriptedServer:
@@ -60,7 +62,8 @@ class ScriptedServer:
                 try:
                     content = server.respond(body.get("messages", []))
                 except ScriptedFailure as failure:
-                    self._send(failure.status, {"error": {"message": str(failure), "type": "server_error"}})
+                    wait = {} if failure.retry_after_ms is None else {"retry-after-ms": str(failure.retry_after_ms)}
+                    self._send(failure.status, {"error": {"message": str(failure), "type": "server_error"}}, wait)
                     return
                 self._send(200, {
                     "id": f"scripted-{server.requests}", "object": "chat.completion", "created": 0,
@@ -70,12 +73,13 @@ class ScriptedServer:
                     "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
                 })
 
-            def _send(self, status: int, body: dict[str, Any]) -> None:
+            def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 payload = json.dumps(body).encode()
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
+                    for name, value in {"Content-Type": "application/json", "Content-Length": str(len(payload)),
+                                        **(headers or {})}.items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(payload)
                 except OSError:  # a client past its deadline has left

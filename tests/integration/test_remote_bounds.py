@@ -2,6 +2,7 @@
 settings through `bootstrap`, sleeping past the call's deadline or failing, gives `model_unavailable` within the
 deadline; after the configured failures the breaker refuses at once, without a request, until its cool-down."""
 
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,10 +27,14 @@ def handbook(tmp_path: Path) -> Path:
 
 
 def deployed(database: Path, server: ScriptedServer, **settings: float) -> Sourced:
+    """The travel policy alone, answered by the scripted model."""
     sourced = bootstrap(Settings(database_url=f"sqlite:///{database}", embedder="none", model="openai",
                                  model_base_url=server.base_url, model_name="scripted", **settings),
                         config_file=EXAMPLES / "sourced.yml", progress=False)
-    assert not sourced.ingestor.ingest(EXAMPLES / "handbook").errors
+    knowledge = database.parent / "kb"
+    knowledge.mkdir()
+    shutil.copy(EXAMPLES / "handbook" / "expenses-2025.md", knowledge)
+    assert not sourced.ingestor.ingest(knowledge).errors
     return sourced
 
 
@@ -52,7 +57,7 @@ def sleeping_model() -> Iterator[ScriptedServer]:
 @pytest.fixture
 def failing_model() -> Iterator[ScriptedServer]:
     def fail(_messages: object) -> str:
-        raise ScriptedFailure(503)
+        raise ScriptedFailure(503, retry_after_ms=10)
 
     with ScriptedServer(fail) as server:
         yield server
@@ -78,7 +83,7 @@ def test_after_the_configured_failures_the_breaker_refuses_at_once_without_askin
         outcome, _ = ask(sourced)
         assert isinstance(outcome, Refused) and outcome.kind == "model_unavailable"
     asked = failing_model.requests
-    assert asked == 2 * 3  # each call: one attempt and two retries of the 503
+    assert asked == 2 * 3  # each call: one attempt and two retries of the 503, 10 ms apart as the server asks
     outcome, took = ask(sourced)
 
     assert isinstance(outcome, Refused) and outcome.kind == "model_unavailable"

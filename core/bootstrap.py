@@ -155,7 +155,9 @@ def bootstrap(
         embedder_choice=choice,
         answerability=answerability,
     )
-    degraded = embedder is None and settings.embedder == "auto"  # said even without -v: never silent
-    for line in sourced.components():
-        log.log(logging.WARNING if degraded and line.startswith("retrieval") else logging.INFO, "%s", line)
+    retrieval, *models = sourced.components()
+    fell_back = embedder is None and settings.embedder == "auto"  # said even without -v: never silent
+    log.log(logging.WARNING if fell_back else logging.INFO, "%s", retrieval)
+    for line in models:
+        log.info("%s", line)
     return sourced

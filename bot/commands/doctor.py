@@ -124,8 +124,9 @@ class Patient:
             return failure
 
     def close(self) -> None:
-        if isinstance(self.__dict__.get("engine"), Engine):
-            self.engine.dispose()  # type: ignore[union-attr]  # checked just above
+        engine = self.__dict__.get("engine")  # there only if a check opened it (cached_property)
+        if isinstance(engine, Engine):
+            engine.dispose()
 
 
 def configuration(patient: Patient) -> Check:

@@ -9,6 +9,7 @@ Each line is a small check function of a `Patient` (what the checks share, each 
 """
 
 import argparse
+import importlib.util
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -284,14 +285,25 @@ def answerability(patient: Patient) -> Check | None:
 
 def answer_model(patient: Patient) -> Check:
     settings = patient.settings
-    if settings.model == "extractive":
-        return ok("answer model", "extractive (quotes the documents; no LLM)", kind="extractive")
     if settings.model == "llama-cpp":
-        path = settings.model_path
-        if path is None or not path.is_file():
-            return error("answer model", f"llama-cpp: no GGUF file at {path}", "set SOURCED_MODEL_PATH to a .gguf file",
-                         kind="llama-cpp")
-        return ok("answer model", f"llama-cpp {path}", kind="llama-cpp", path=str(path))
+        return _local_model(settings)
+    if settings.model == "openai":
+        return _remote_model(settings)
+    return ok("answer model", "extractive (quotes the documents; no LLM)", kind="extractive")
+
+
+def _local_model(settings: Settings) -> Check:
+    path = settings.model_path
+    if importlib.util.find_spec("xllamacpp") is None:
+        return error("answer model", "llama-cpp: the package 'xllamacpp' is not installed; the local model runs on it",
+                     "pip install 'sourced[local]'", kind="llama-cpp")
+    if path is None or not path.is_file():
+        return error("answer model", f"llama-cpp: no GGUF file at {path}", "set SOURCED_MODEL_PATH to a .gguf file",
+                     kind="llama-cpp")
+    return ok("answer model", f"llama-cpp {path}", kind="llama-cpp", path=str(path))
+
+
+def _remote_model(settings: Settings) -> Check:
     from core.llm.openai_compat import unreachable  # noqa: PLC0415  # the openai client is slow to import
 
     base_url, name = settings.model_base_url, settings.model_name

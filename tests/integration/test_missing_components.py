@@ -86,3 +86,17 @@ def test_doctor_calls_a_configured_but_missing_embedder_an_error_and_exits_non_z
 
     [line] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("error   retrieval:")]
     assert "SOURCED_EMBEDDER=minilm cannot start" in line and line.endswith(INSTALL)
+
+
+def test_doctor_names_the_missing_local_model_runtime_and_its_extra(
+        handbook_database: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)
+    monkeypatch.setenv("SOURCED_MODEL", "llama-cpp")
+    capsys.readouterr()
+
+    assert main(["doctor", "--json"]) == 1
+
+    checks = {check["name"]: check for check in json.loads(capsys.readouterr().out)["checks"]}
+    assert checks["answer model"]["status"] == "error"
+    assert "'xllamacpp' is not installed" in checks["answer model"]["detail"]
+    assert checks["answer model"]["fix"] == "pip install 'sourced[local]'"

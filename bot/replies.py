@@ -19,6 +19,7 @@ from bot.audience import AudiencePolicy
 from bot.blocks import Message
 from bot.exactly_once import EventClaims
 from bot.identity import IdentityResolver, SignedIds
+from bot.still_working import StillWorking
 from bot.streaming import Conversation, deliver
 from bot.work import ReplyWorkers
 from core.application.audit import AuditRecord, user_reference
@@ -65,8 +66,10 @@ class Place:
 
 class Replies:
     def __init__(self, *, sourced: Sourced, client: WebClient, identity: IdentityResolver,
-                 audience: AudiencePolicy, workers: ReplyWorkers, claims: EventClaims) -> None:
+                 audience: AudiencePolicy, workers: ReplyWorkers, claims: EventClaims,
+                 working_after_s: float) -> None:
         self._sourced = sourced
+        self._working_after_s = working_after_s
         self._events = claims
         self._client = client
         self._identity = identity
@@ -146,12 +149,26 @@ class Replies:
         if principal is None:
             return
         audience = self._audience.for_channel(principal, channel_id)
-        outcome = self._ask(text, principal, audience, ids=ids, channel_id=channel_id)
+        notice = blocks.notice(blocks.STILL_WORKING)
+
+        def say_still_working() -> str:
+            posted = self._client.chat_postMessage(channel=channel_id, thread_ts=thread_ts, text=notice.text,
+                                                   blocks=notice.block_dicts())
+            return str(posted["ts"])
+
+        with StillWorking(after_s=self._working_after_s, say=say_still_working) as working:
+            outcome = self._ask(text, principal, audience, ids=ids, channel_id=channel_id)
         message = self._message(outcome, text, principal, channel_id,
                                 in_channel=not self._audience.is_direct(channel_id))
         if isinstance(outcome, Refused) and outcome.kind == "invalid_query":
+            if working.said is not None:  # the notice is public; this message is for the asker alone
+                self._client.chat_delete(channel=channel_id, ts=working.said)
             self._client.chat_postEphemeral(channel=channel_id, user=ids.user_id, thread_ts=thread_ts,
                                             text=message.text, blocks=message.block_dicts())
+            return
+        if working.said is not None:
+            self._client.chat_update(channel=channel_id, ts=working.said, text=message.text,
+                                     blocks=message.block_dicts())
             return
         self._client.chat_postMessage(channel=channel_id, thread_ts=thread_ts, text=message.text,
                                       blocks=message.block_dicts())
@@ -254,10 +271,17 @@ class Replies:
         if principal is None:
             return
         audience = AudiencePolicy.private(principal)
-        outcome = self._ask(text, principal, audience, ids=ids, channel_id=channel_id)
+
+        def say_still_working() -> bool:
+            respond(**_ephemeral(blocks.notice(blocks.STILL_WORKING)))
+            return True
+
+        with StillWorking(after_s=self._working_after_s, say=say_still_working) as working:
+            outcome = self._ask(text, principal, audience, ids=ids, channel_id=channel_id)
         shareable = channel_id is not None and not channel_id.startswith("D")
         message = self._message(outcome, text, principal, channel_id, shareable=shareable)
-        respond(text=message.text, blocks=message.block_dicts(), response_type="ephemeral")
+        respond(text=message.text, blocks=message.block_dicts(), response_type="ephemeral",
+                replace_original=working.said is not None)
 
     # -- buttons ---------------------------------------------------------------------------------------
 

@@ -31,6 +31,8 @@ class SlackSettings(BaseSettings):
     event_lease_s: float = Field(default=15.0, gt=0, validation_alias=AliasChoices("SOURCED_SLACK_EVENT_LEASE_S"))
     """How long a claim on an event outlives its worker: a question whose worker died is answered by another
     worker about this much later (`bot.exactly_once`)."""
+    working_after_s: float = Field(default=4.0, gt=0, validation_alias=AliasChoices("SOURCED_SLACK_WORKING_AFTER_S"))
+    """A reply not ready after this long first shows "still working", which the reply then replaces."""
     http_workers: int = Field(default=2, ge=1, le=32, validation_alias=AliasChoices("SOURCED_HTTP_WORKERS"))
     http_threads: int = Field(default=8, ge=1, le=256, validation_alias=AliasChoices("SOURCED_HTTP_THREADS"))
 

@@ -79,6 +79,7 @@ API_SCOPES: Final[dict[str, frozenset[str]]] = {
     "chat.stream": frozenset({"chat:write"}),
     "views.publish": frozenset(),
     "views.open": frozenset(),
+    "chat.delete": frozenset({"chat:write"}),
 }
 """Every Web API method the bot calls, with the bot scopes it needs."""
 

@@ -1,11 +1,12 @@
 """The one composition root: production defaults, keyword overrides for tests."""
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import Engine
 
-from core.application.answerability import AnswerabilityModel
+from core.application.answerability import AnswerabilityModel, shipped_model
 from core.application.catalog import ActivityLog, Catalog
 from core.application.checks import ClaimSupport, claim_support
 from core.application.orchestrator import AnswerabilityGate, Orchestrator, RetrievalPolicy
@@ -16,7 +17,7 @@ from core.config import ConfigError, Settings, SourcedConfig, config_path, load_
 from core.llm.extractive import ExtractiveModel
 from core.llm.reader import OnnxReader, ReaderUnavailable, bundled_reader
 from core.observability import PrometheusMetrics, SystemClock
-from core.retrieval.embeddings import EmbeddingIngestor, build_embedder
+from core.retrieval.embeddings import EmbedderChoice, EmbeddingIngestor, choose_embedder
 from core.retrieval.hybrid import HybridIndex
 from core.retrieval.index import SqliteIndex
 from core.retrieval.ingest import Ingestor
@@ -26,6 +27,8 @@ from core.storage.catalog import SqlActivityLog, SqlCatalog
 from core.storage.database import make_engine, migrate
 from core.storage.postgres import prepare_vectors
 from core.storage.repositories import FeedbackLog, PendingClarifications, ProcessedEvents
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,8 +48,18 @@ class Sourced:
     model: AnswerModel
     catalog: Catalog
     activity: ActivityLog
-    embedder: Embedder | None = None
+    embedder_choice: EmbedderChoice
+    answerability: AnswerabilityModel
     reader: Reader | None = None
+
+    @property
+    def embedder(self) -> Embedder | None:
+        return self.embedder_choice.embedder
+
+    def components(self) -> list[str]:
+        """What answers, and why this: said by `ask -v`, the bot's start and (in more detail) `sourced doctor`."""
+        return [self.embedder_choice.describe(), f"reader: {self.reader.name if self.reader else 'none'}",
+                f"answerability model: {self.answerability.version}", f"answer model: {self.model.name}"]
 
 
 def build_reader(settings: Settings) -> Reader | None:
@@ -131,8 +144,11 @@ def bootstrap(
     config = config or load_config(config_path(config_file, settings))
     engine = make_engine(settings.database_url)
     migrate(engine)
-    embedder = embedder or build_embedder(settings.embedder, settings)
+    choice = (EmbedderChoice(embedder=embedder, reason="given by the caller") if embedder is not None
+              else choose_embedder(settings.embedder, settings))
+    embedder = choice.embedder
     reader = reader or build_reader(settings)
+    answerability = answerability or shipped_model(semantic=embedder is not None, reading=reader is not None)
     index = build_index(engine, embedder)
     audit_log = SqlAuditLog(engine)
     model = model or build_model(settings, embedder, reader)
@@ -156,7 +172,7 @@ def bootstrap(
         support=support,
         answerability_gate=answerability_gate(settings, model),
     )
-    return Sourced(
+    sourced = Sourced(
         settings=settings,
         config=config,
         engine=engine,
@@ -171,6 +187,13 @@ def bootstrap(
         model=model,
         catalog=SqlCatalog(engine),
         activity=SqlActivityLog(engine),
-        embedder=embedder,
+        embedder_choice=choice,
+        answerability=answerability,
         reader=reader,
     )
+    retrieval, *models = sourced.components()
+    fell_back = embedder is None and settings.embedder == "auto"  # said even without -v: never silent
+    log.log(logging.WARNING if fell_back else logging.INFO, "%s", retrieval)
+    for line in models:
+        log.info("%s", line)
+    return sourced

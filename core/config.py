@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     model_api_key: SecretStr | None = None
     model_path: Path | None = None
     model_timeout_s: float = Field(default=20.0, gt=0)
+    """One attempt of a request to an OpenAI-compatible model."""
+    model_deadline_s: float = Field(default=30.0, gt=0)
+    """One request, its retries and their pauses included: then `model_unavailable`."""
     verifier: VerifierKind = "off"
     answerability_gate: AnswerabilityGate | None = None
     """`SOURCED_ANSWERABILITY_GATE`; unset: `before_model` for the extractive model (the gate is its decision),
@@ -50,6 +53,12 @@ class Settings(BaseSettings):
     embedding_dim: int | None = Field(default=None, gt=0)
     """Expected vector length for `SOURCED_EMBEDDER=openai`; unset: learnt from the first response."""
     embedding_timeout_s: float = Field(default=20.0, gt=0)
+    embedding_deadline_s: float = Field(default=60.0, gt=0)
+    """One batch of up to 64 texts, retries included (ingestion sends many; a question one)."""
+    breaker_failures: int = Field(default=3, ge=1)
+    """Failed calls in a row after which a remote model or embeddings endpoint is refused at once..."""
+    breaker_cool_down_s: float = Field(default=30.0, gt=0)
+    """...for this long; then one call probes it, and its success closes the breaker."""
     reader: ReaderKind = "auto"
     reader_path: Path | None = None
     """`SOURCED_READER_PATH`: another cross-encoder exported to ONNX (a `.onnx` file, or a folder holding

@@ -14,10 +14,25 @@ from sqlalchemy.engine import make_url
 from core.llm.safety import block_remote_models
 from core.storage import make_engine, migrate
 
+FOLDER_MARKS = {"e2e": "e2e", "property": "property", "fuzz": "property"}
+"""Whole folders that `make test-fast` leaves out: signed Slack requests against served apps, and searches."""
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """No test may reach a real hosted model: adapters may only talk to loopback from here on."""
     block_remote_models()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks by where a test lives and what it uses, so `make test-fast` can leave out the slow kinds: a test
+    on the suite's PostgreSQL (`pgvector_server`, started once, a few seconds) is a `postgres` test wherever
+    it is."""
+    for item in items:
+        folder = item.path.parent.name
+        if folder in FOLDER_MARKS:
+            item.add_marker(FOLDER_MARKS[folder])
+        if "pgvector_server" in getattr(item, "fixturenames", ()):
+            item.add_marker("postgres")
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
 """What several commands share: the `--config` option and building the application from it."""
 
 import argparse
+from importlib import resources
 from pathlib import Path
 from typing import Final
 
@@ -9,7 +10,8 @@ from rich.console import Console
 from core.bootstrap import Sourced, bootstrap
 from core.domain import EVERYONE, Principal
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(str(resources.files("bot") / "examples"))
+"""The Northwind Labs example handbook and its `sourced.yml`: package data, so a pip install has them too."""
 PIPE_WIDTH: Final = 120
 
 

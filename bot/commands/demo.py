@@ -43,7 +43,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     console = Console()
     sourced = bootstrap(config_file=EXAMPLES / "sourced.yml")
-    console.rule("Ingesting the example handbook (examples/handbook)")
+    console.rule(f"Ingesting the example handbook ({EXAMPLES / 'handbook'})")
     report = sourced.ingestor.ingest(EXAMPLES / "handbook")
     console.print(report.summary(), markup=False)
     for example in EXAMPLE_QUESTIONS:
@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
         print_outcome(console, sourced.orchestrator.ask(
             Question(text=example.question, principal=principal, audience=Audience.only(principal))))
     console.rule("Ask your own")
-    console.print('  .venv/bin/sourced ask "how do I report a lost laptop?" --config examples/sourced.yml\n'
-                  '  .venv/bin/sourced ask "salary band for a staff engineer" --roles hr --json '
-                  '--config examples/sourced.yml', markup=False, highlight=False)
+    config = EXAMPLES / "sourced.yml"
+    console.print(f'  sourced ask "how do I report a lost laptop?" --config {config}\n'
+                  f'  sourced ask "salary band for a staff engineer" --roles hr --json --config {config}',
+                  markup=False, highlight=False)
     return 1 if report.errors else 0

@@ -1,24 +1,45 @@
-"""`sourced doctor`: check configuration, database, index and Slack credentials; say what is wrong.
+"""`sourced doctor`: the operator's first stop. What is running (database, index, retrieval, embedder,
+answerability model, answer model, audit mode, Slack), each line `ok`, `warning` or `error` with the fix.
 
-It only reads: it does not migrate the database or ingest anything. Exit 0 when every check passes, else 1.
+It only reads: it does not migrate the database or ingest anything. `--json` prints the same as one object.
+Exit 0 unless a line is an error.
+
+Each line is a small check function of a `Patient` (what the checks share, each piece read once) returning a
+`Check` or None (not applicable here); `CHECKS` is the order they print in.
 """
 
 import argparse
+import importlib.util
+import json
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
 
 from slack_sdk.errors import SlackApiError
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Engine, func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from bot.commands.common import add_config_option
 from bot.settings import SlackSettings, SlackSettingsError, load_slack_settings
-from bot.slack_client import verify_bot_token, web_client
+from bot.slack_client import BotIdentity, verify_bot_token, web_client
+from core.application.answerability import shipped_model
 from core.application.instructions import instruction_lines
-from core.bootstrap import build_index
+from core.application.ports import Reader
+from core.bootstrap import build_reader
 from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config
+from core.llm.reader import ReaderUnavailable
+from core.retrieval.embeddings import (
+    INSTALL_SEMANTIC,
+    MINILM_PACKAGE,
+    EmbedderChoice,
+    EmbedderUnavailable,
+    MiniLmEmbedder,
+    choose_embedder,
+    uncached,
+)
 from core.storage.database import current_revision, head_revision, make_engine
 from core.storage.postgres import (
     index_memory,
@@ -27,102 +48,176 @@ from core.storage.postgres import (
     pgvector_problem,
     vector_schema_ready,
 )
-from core.storage.tables import ChunkRow
+from core.storage.tables import ChunkEmbeddingRow, ChunkRow, DocumentRow
+
+Status = Literal["ok", "warning", "error"]
+PROBE_TIMEOUT_S = 3.0
+"""How long doctor waits for a model endpoint to answer at all."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Check:
     name: str
-    ok: bool
+    status: Status
     detail: str
-    warning: bool = False
-    """Passes, but something the operator should change."""
+    fix: str | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+    """The line's values for `--json` (counts, names, versions)."""
 
-    @property
-    def status(self) -> str:
-        return "FAIL" if not self.ok else "warn" if self.warning else "ok  "
-
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("doctor", help="check configuration, database, index and Slack tokens")
-    add_config_option(parser)
-    parser.set_defaults(run=run)
+    def line(self) -> str:
+        return f"{self.status:<8}{self.name}: {self.detail}" + (f"; fix: {self.fix}" if self.fix else "")
 
 
-def run(args: argparse.Namespace) -> int:
-    try:
-        slack = load_slack_settings()
-    except SlackSettingsError as error:
-        print(f"FAIL  slack settings: {error}")
-        return 1
-    checks = diagnose(Settings(), slack, config_file=args.config)
-    for check in checks:
-        print(f"{check.status}  {check.name}: {check.detail}")
-    return 0 if all(check.ok for check in checks) else 1
+def ok(name: str, detail: str, /, **facts: Any) -> Check:
+    return Check(name=name, status="ok", detail=detail, facts=facts)
 
 
-def diagnose(settings: Settings, slack: SlackSettings, *, config_file: Any = None) -> list[Check]:
-    config: SourcedConfig | None = None
-    checks: list[Check] = []
-    try:
-        path = config_path(config_file, settings)
-        config = load_config(path)
-        checks.append(Check("configuration", True, f"{path or 'defaults (no sourced.yml)'}: "
-                            f"{len(config.roles)} roles, {len(config.channels)} channels, "
-                            f"{len(config.known_gaps)} known gaps"))
-    except ConfigError as error:
-        checks.append(Check("configuration", False, str(error)))
-    checks += _database_and_index(settings)
-    checks += _slack(slack, config)
-    return checks
+def warning(name: str, detail: str, fix: str | None = None, /, **facts: Any) -> Check:
+    return Check(name=name, status="warning", detail=detail, fix=fix, facts=facts)
 
 
-def _database_and_index(settings: Settings) -> list[Check]:
-    url = settings.database_url
-    try:
-        engine = make_engine(url)
-        current, head = current_revision(engine), head_revision()
-    except Exception as error:  # any driver error is a finding to print, not a crash
-        return [Check("database", False, f"{_safe_url(url)}: {type(error).__name__}: {error}")]
-    database = Check("database", True, f"{_safe_url(url)} at {current}")
-    try:
-        if current != head:
-            return [Check("database", False, f"{_safe_url(url)}: schema at {current or 'nothing'}, "
-                          f"expected {head}; any other command migrates it")]
-        vectors = _vectors(engine, settings)
-        if vectors is not None and not vectors.ok:
-            return [database, vectors]
-        chunks = build_index(engine, None).chunk_count()
-        instructions = _instructions(engine)
-        memory = _memory(engine)
-    except Exception as error:  # same: report, don't crash
-        return [database, Check("index", False, f"{type(error).__name__}: {error}")]
-    finally:
-        engine.dispose()
-    index = Check("index", chunks > 0, f"{chunks} chunks" if chunks else "empty: run `sourced ingest PATH`")
-    return [database, index, instructions] + [check for check in (vectors, memory) if check is not None]
+def error(name: str, detail: str, fix: str | None = None, /, **facts: Any) -> Check:
+    return Check(name=name, status="error", detail=detail, fix=fix, facts=facts)
 
 
-def _instructions(engine: Engine) -> Check:
+class Patient:
+    """What the checks look at, each piece read once, on first use; a piece that cannot be read is kept as the
+    exception, which the check that owns it reports (and the checks that need it skip)."""
+
+    def __init__(self, settings: Settings, slack: SlackSettings, *, config_file: Path | None = None) -> None:
+        self.settings = settings
+        self.slack = slack
+        self.config_file = config_file
+
+    @cached_property
+    def config(self) -> SourcedConfig | ConfigError:
+        try:
+            return load_config(config_path(self.config_file, self.settings))
+        except ConfigError as failure:
+            return failure
+
+    @cached_property
+    def engine(self) -> Engine | Exception:
+        try:
+            engine = make_engine(self.settings.database_url)
+            current_revision(engine)  # connects: an unreachable database is found here
+        except Exception as failure:  # any driver error is a finding to print, not a crash
+            return failure
+        return engine
+
+    @cached_property
+    def ready_engine(self) -> Engine | None:
+        """The engine when the database is reachable and at the schema this installation expects."""
+        engine = self.engine
+        if isinstance(engine, Exception) or current_revision(engine) != head_revision():
+            return None
+        return engine
+
+    @cached_property
+    def embedder(self) -> EmbedderChoice | Exception:
+        try:
+            return choose_embedder(self.settings.embedder, self.settings)
+        except (EmbedderUnavailable, ConfigError) as failure:
+            return failure
+
+    @cached_property
+    def reader(self) -> Reader | Exception | None:
+        try:
+            return build_reader(self.settings)
+        except ReaderUnavailable as failure:
+            return failure
+
+    @cached_property
+    def slack_identity(self) -> BotIdentity | SlackSettingsError:
+        try:
+            return verify_bot_token(web_client(self.slack.require_bot_token(), base_url=self.slack.api_url))
+        except SlackSettingsError as failure:
+            return failure
+
+    def close(self) -> None:
+        engine = self.__dict__.get("engine")  # there only if a check opened it (cached_property)
+        if isinstance(engine, Engine):
+            engine.dispose()
+
+
+def configuration(patient: Patient) -> Check:
+    config = patient.config
+    if isinstance(config, ConfigError):
+        return error("configuration", str(config), "correct sourced.yml (format: README, Command line)")
+    where = config_path(patient.config_file, patient.settings) or "defaults (no sourced.yml)"
+    return ok("configuration", f"{where}: {len(config.roles)} roles, {len(config.channels)} channels, "
+              f"{len(config.known_gaps)} known gaps", file=str(where))
+
+
+def database(patient: Patient) -> Check:
+    url = _safe_url(patient.settings.database_url)
+    engine = patient.engine
+    if isinstance(engine, Exception):
+        return error("database", f"{url}: {type(engine).__name__}: {engine}",
+                     "check SOURCED_DATABASE_URL and that the database server is up", url=url)
+    current, head = current_revision(engine), head_revision()
+    facts = {"url": url, "backend": engine.dialect.name, "revision": current, "expected": head}
+    if current != head:
+        return error("database", f"{url}: schema at {current or 'nothing'}, expected {head}",
+                     "any other command migrates it, e.g. `sourced ingest PATH`", **facts)
+    return ok("database", f"{engine.dialect.name} {url} at schema revision {current}", **facts)
+
+
+def index(patient: Patient) -> Check | None:
+    engine = patient.ready_engine
+    if engine is None:
+        return None
+    with engine.connect() as connection:
+        documents = connection.execute(select(func.count()).select_from(DocumentRow)).scalar_one()
+        chunks = connection.execute(select(func.count()).select_from(ChunkRow)).scalar_one()
+        last = connection.execute(select(func.max(DocumentRow.ingested_at))).scalar_one()
+    facts = {"documents": documents, "chunks": chunks, "last_ingest": last.isoformat() if last else None}
+    if not chunks:
+        return error("index", "empty", "`sourced ingest PATH` (or `sourced demo` for the example handbook)", **facts)
+    return ok("index", f"{documents} documents, {chunks} chunks, last ingest {last:%Y-%m-%d %H:%M} UTC", **facts)
+
+
+def instructions(patient: Patient) -> Check | None:
     """Lines addressed to AI assistants in the indexed documents. A finding, not a failure: they are content
     the pipeline never quotes, but the page's owner should know (`sourced ingest` names file and line)."""
+    engine = patient.ready_engine
+    if engine is None:
+        return None
     found: set[tuple[str, str]] = set()  # (document, line): a long section's windows overlap
     with engine.connect() as connection:
         for doc_id, chunk_text in connection.execute(select(ChunkRow.doc_id, ChunkRow.text)).yield_per(2000):
             lines = chunk_text.splitlines()
             found.update((doc_id, lines[number - 1].strip()) for number in instruction_lines(chunk_text))
     if not found:
-        return Check("instructions", True, "no text addressed to AI assistants")
+        return ok("instructions", "no text addressed to AI assistants", lines=0)
     documents = len({doc_id for doc_id, _ in found})
     lines = f"{len(found)} {'line' if len(found) == 1 else 'lines'}"
-    return Check("instructions", True, f"{lines} addressed to AI assistants in {documents} "
-                 f"{'document' if documents == 1 else 'documents'} "
-                 "(indexed as content, never quoted; `sourced ingest` lists them)")
+    return ok("instructions", f"{lines} addressed to AI assistants in {documents} "
+              f"{'document' if documents == 1 else 'documents'} "
+              "(indexed as content, never quoted; `sourced ingest` lists them)", lines=len(found))
 
 
-def _memory(engine: Engine) -> Check | None:
+def vectors(patient: Patient) -> Check | None:
+    """On PostgreSQL with an embedder: pgvector there, or the line `sourced serve` would stop with."""
+    engine = patient.ready_engine
+    if engine is None or engine.dialect.name != "postgresql" or patient.settings.embedder == "none":
+        return None
+    with engine.connect() as connection:
+        problem = pgvector_problem(connection, database=_safe_url(patient.settings.database_url))
+        if problem is not None:
+            return error("vectors", problem)
+        version = installed_pgvector(connection) or pgvector_available(connection)
+        if not vector_schema_ready(connection):
+            return ok("vectors", f"pgvector {version} available; its table is made at the next start",
+                      pgvector=version)
+        stored = connection.execute(text("SELECT count(*) FROM chunk_vectors")).scalar_one()
+    return ok("vectors", f"pgvector {version}, {stored} chunk vectors", pgvector=version, stored=stored)
+
+
+def memory(patient: Patient) -> Check | None:
     """On PostgreSQL: does `shared_buffers` hold the index?"""
-    if engine.dialect.name != "postgresql":
+    engine = patient.ready_engine
+    if engine is None or engine.dialect.name != "postgresql":
         return None
     with engine.connect() as connection:
         return memory_check(*index_memory(connection))
@@ -133,52 +228,205 @@ def memory_check(shared_buffers: int, index: int) -> Check:
     the index back from the operating system at every question (at 100k chunks, retrieval p95 18 ms became
     34 ms with the default 128 MB; README, Deployment)."""
     sizes = f"index {_megabytes(index)}, shared_buffers {_megabytes(shared_buffers)}"
+    facts = {"index_bytes": index, "shared_buffers_bytes": shared_buffers}
     if index <= shared_buffers:
-        return Check("memory", True, f"{sizes}: the index fits")
-    return Check("memory", True, f"{sizes}: searches read the index back from the operating system at every question; "
-                 f"raise shared_buffers above {_megabytes(index)}", warning=True)
+        return ok("memory", f"{sizes}: the index fits", **facts)
+    return warning("memory", f"{sizes}: searches read the index back from the operating system at every question",
+                   f"raise shared_buffers above {_megabytes(index)}", **facts)
 
 
-def _megabytes(size: int) -> str:
-    return f"{size / 2**20:,.0f} MB"
+def retrieval(patient: Patient) -> Check:
+    choice = patient.embedder
+    if isinstance(choice, Exception):
+        return error("retrieval", f"SOURCED_EMBEDDER={patient.settings.embedder} cannot start: {choice}",
+                     mode=None)
+    if choice.embedder is None and patient.settings.embedder == "auto":
+        return warning("retrieval", choice.describe().removeprefix("retrieval: "),
+                       f"{INSTALL_SEMANTIC} for hybrid retrieval, or SOURCED_EMBEDDER=none to choose full text",
+                       mode=choice.retrieval, reason=choice.reason)
+    return ok("retrieval", choice.describe().removeprefix("retrieval: "), mode=choice.retrieval,
+              reason=choice.reason)
 
 
-def _vectors(engine: Engine, settings: Settings) -> Check | None:
-    """On PostgreSQL with an embedder: pgvector there, or the line `sourced serve` would stop with."""
-    if engine.dialect.name != "postgresql" or settings.embedder == "none":
+def embedder(patient: Patient) -> Check | None:
+    choice = patient.embedder
+    if isinstance(choice, Exception) or choice.embedder is None:
         return None
-    with engine.connect() as connection:
-        problem = pgvector_problem(connection, database=_safe_url(settings.database_url))
-        if problem is not None:
-            return Check("vectors", False, problem)
-        version = installed_pgvector(connection) or pgvector_available(connection)
-        if not vector_schema_ready(connection):
-            return Check("vectors", True, f"pgvector {version} available; its table is made at the next start")
-        stored = connection.execute(text("SELECT count(*) FROM chunk_vectors")).scalar_one()
-    return Check("vectors", True, f"pgvector {version}, {stored} chunk vectors")
-
-
-def _slack(slack: SlackSettings, config: SourcedConfig | None) -> list[Check]:
+    model = uncached(choice.embedder)
+    source = MINILM_PACKAGE if isinstance(model, MiniLmEmbedder) else "remote endpoint"
     try:
-        token = slack.require_bot_token()
-        identity = verify_bot_token(web_client(token, base_url=slack.api_url))
-    except SlackSettingsError as error:
-        return [Check("slack token", False, str(error))]
-    checks = [Check("slack token", True, f"bot <@{identity.user_id}> in workspace {identity.team_id}"),
-              _mode(slack)]
-    if config is not None and config.roles:
-        checks.append(_user_groups(web_client(token, base_url=slack.api_url), config))
-    return checks
+        dim = model.dim  # a remote embedder without SOURCED_EMBEDDING_DIM learns it with one request
+    except Exception as failure:  # an adapter error is the finding
+        return error("embedder", f"{model.model_id} did not answer: {failure}",
+                     "start the embeddings endpoint or correct SOURCED_EMBEDDING_BASE_URL", name=model.model_id)
+    facts: dict[str, Any] = {"name": model.model_id, "dim": dim, "source": source}
+    engine = patient.ready_engine
+    if engine is None:
+        return ok("embedder", f"{model.model_id}, {dim} dimensions, from {source}", **facts)
+    embedded, chunks = _embedded(engine, model.model_id)
+    facts |= {"vectors": embedded, "chunks": chunks}
+    detail = f"{model.model_id}, {dim} dimensions, from {source}; vectors for {embedded} of {chunks} chunks"
+    if embedded < chunks:
+        return warning("embedder", detail, "`sourced ingest PATH` embeds the chunks without a vector", **facts)
+    return ok("embedder", detail, **facts)
 
 
-def _mode(slack: SlackSettings) -> Check:
-    found = []
-    for name, require in (("Socket Mode", slack.require_app_token), ("HTTP", slack.require_signing_secret)):
-        if _passes(require):
-            found.append(name)
+def _embedded(engine: Engine, model_id: str) -> tuple[int, int]:
+    """Chunks with a current vector of this model, and all chunks."""
+    with engine.connect() as connection:
+        embedded = connection.execute(
+            select(func.count()).select_from(ChunkEmbeddingRow)
+            .join(ChunkRow, ChunkRow.chunk_id == ChunkEmbeddingRow.chunk_id)
+            .where(ChunkEmbeddingRow.model == model_id,
+                   ChunkEmbeddingRow.content_hash == ChunkRow.content_hash)).scalar_one()
+        chunks = connection.execute(select(func.count()).select_from(ChunkRow)).scalar_one()
+    return int(embedded), int(chunks)
+
+
+def reader(patient: Patient) -> Check:
+    found = patient.reader
+    if isinstance(found, Exception):
+        return error("reader", str(found), "pip install 'sourced[semantic]', or correct SOURCED_READER_PATH")
+    if found is None:
+        why = "SOURCED_READER=none" if patient.settings.reader == "none" else "the semantic extra is missing"
+        return warning("reader", f"none ({why}): answerability decided without reading, less accurate",
+                       "pip install 'sourced[semantic]' and unset SOURCED_READER", name=None)
+    return ok("reader", found.name, name=found.name)
+
+
+def answerability(patient: Patient) -> Check | None:
+    choice = patient.embedder
+    if isinstance(choice, Exception):
+        return None
+    semantic = choice.embedder is not None
+    reading = patient.reader is not None and not isinstance(patient.reader, Exception)
+    model = shipped_model(semantic=semantic, reading=reading)
+    kind = ("semantic" if semantic else "lexical (words only)") + (" with the reader" if reading else "")
+    return ok("answerability", f"{kind} model {model.version}", version=model.version, semantic=semantic,
+              reading=reading)
+
+
+def answer_model(patient: Patient) -> Check:
+    settings = patient.settings
+    if settings.model == "llama-cpp":
+        return _local_model(settings)
+    if settings.model == "openai":
+        return _remote_model(settings)
+    return ok("answer model", "extractive (quotes the documents; no LLM)", kind="extractive")
+
+
+def _local_model(settings: Settings) -> Check:
+    path = settings.model_path
+    if importlib.util.find_spec("xllamacpp") is None:
+        return error("answer model", "llama-cpp: the package 'xllamacpp' is not installed; the local model runs on it",
+                     "pip install 'sourced[local]'", kind="llama-cpp")
+    if path is None or not path.is_file():
+        return error("answer model", f"llama-cpp: no GGUF file at {path}", "set SOURCED_MODEL_PATH to a .gguf file",
+                     kind="llama-cpp")
+    return ok("answer model", f"llama-cpp {path}", kind="llama-cpp", path=str(path))
+
+
+def _remote_model(settings: Settings) -> Check:
+    from core.llm.openai_compat import unreachable  # noqa: PLC0415  # the openai client is slow to import
+
+    base_url, name = settings.model_base_url, settings.model_name
+    if not base_url or not name:
+        return error("answer model", "SOURCED_MODEL=openai without an endpoint or a model name",
+                     "set SOURCED_MODEL_BASE_URL and SOURCED_MODEL_NAME", kind="openai")
+    facts = {"kind": "openai", "endpoint": base_url, "name": name}
+    problem = unreachable(base_url, timeout_s=PROBE_TIMEOUT_S)
+    if problem is not None:
+        return error("answer model", f"{name} at {base_url}: unreachable ({problem})",
+                     "start the model server or correct SOURCED_MODEL_BASE_URL", reachable=False, **facts)
+    return ok("answer model", f"{name} at {base_url}, reachable", reachable=True, **facts)
+
+
+def audit(patient: Patient) -> Check:
+    mode = patient.settings.audit_mode
+    meaning = ("no audit record, no reply" if mode == "required"
+               else "a failed audit write is logged and the reply still goes")
+    return ok("audit", f"{mode}: {meaning}", mode=mode)
+
+
+def slack_token(patient: Patient) -> Check:
+    if patient.slack.bot_token is None:
+        return warning("slack token", "SLACK_BOT_TOKEN is not set: the command line works, the bot cannot start",
+                       "set SLACK_BOT_TOKEN (xoxb-...; docs/slack.md)", configured=False)
+    identity = patient.slack_identity
+    if isinstance(identity, SlackSettingsError):
+        return error("slack token", str(identity), "install the app again and copy its bot token", configured=True)
+    return ok("slack token", f"bot <@{identity.user_id}> in workspace {identity.team_id}", configured=True,
+              user=identity.user_id, team=identity.team_id)
+
+
+def slack_mode(patient: Patient) -> Check | None:
+    if isinstance(patient.slack_identity, SlackSettingsError) or patient.slack.bot_token is None:
+        return None
+    found = [name for name, require in (("Socket Mode", patient.slack.require_app_token),
+                                        ("HTTP", patient.slack.require_signing_secret)) if _passes(require)]
     if not found:
-        return Check("slack mode", False, "set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP)")
-    return Check("slack mode", True, " and ".join(found) + " configured")
+        return error("slack mode", "neither Socket Mode nor HTTP is configured",
+                     "set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP)", modes=[])
+    return ok("slack mode", " and ".join(found) + " configured", modes=found)
+
+
+def user_groups(patient: Patient) -> Check | None:
+    """Every user group named in `roles` exists, or its role silently belongs to nobody."""
+    config = patient.config
+    if isinstance(patient.slack_identity, SlackSettingsError) or patient.slack.bot_token is None \
+            or isinstance(config, ConfigError) or not config.roles:
+        return None
+    client = web_client(patient.slack.require_bot_token(), base_url=patient.slack.api_url)
+    try:
+        groups = client.usergroups_list()["usergroups"] or []
+    except SlackApiError as failure:
+        return error("user groups", f"usergroups.list failed: {failure.response.get('error')}",
+                     "add the usergroups:read scope (manifest.yml) and reinstall the app")
+    known = {str(g["handle"]) for g in groups} | {str(g["id"]) for g in groups}
+    missing = [f"{role}: {group}" for role, names in config.roles.items() for group in names
+               if group.removeprefix("@") not in known]
+    if missing:
+        return error("user groups", "not found in Slack: " + ", ".join(missing),
+                     "correct the handles under roles in sourced.yml", missing=missing)
+    return ok("user groups", f"all {sum(len(v) for v in config.roles.values())} found")
+
+
+CHECKS: tuple[Callable[[Patient], Check | None], ...] = (
+    configuration, database, index, instructions, vectors, memory,
+    retrieval, embedder, reader, answerability, answer_model, audit,
+    slack_token, slack_mode, user_groups,
+)
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("doctor", help="say what is running and what is wrong, with the fix")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_config_option(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        slack = load_slack_settings()
+    except SlackSettingsError as failure:
+        checks = [error("slack settings", str(failure))]
+    else:
+        checks = diagnose(Settings(), slack, config_file=args.config)
+    healthy = all(check.status != "error" for check in checks)
+    if args.json:
+        print(json.dumps({"ok": healthy, "checks": [asdict(check) for check in checks]}, indent=2, default=str))
+    else:
+        for check in checks:
+            print(check.line())
+    return 0 if healthy else 1
+
+
+def diagnose(settings: Settings, slack: SlackSettings, *, config_file: Path | None = None) -> list[Check]:
+    patient = Patient(settings, slack, config_file=config_file)
+    try:
+        return [check for check in (examine(patient) for examine in CHECKS) if check is not None]
+    finally:
+        patient.close()
 
 
 def _passes(require: Callable[[], str]) -> bool:
@@ -189,18 +437,8 @@ def _passes(require: Callable[[], str]) -> bool:
     return True
 
 
-def _user_groups(client: Any, config: SourcedConfig) -> Check:
-    """Every user group named in `roles` exists, or its role silently belongs to nobody."""
-    try:
-        groups = client.usergroups_list()["usergroups"] or []
-    except SlackApiError as error:
-        return Check("user groups", False, f"usergroups.list failed: {error.response.get('error')}")
-    known = {str(g["handle"]) for g in groups} | {str(g["id"]) for g in groups}
-    missing = [f"{role}: {group}" for role, names in config.roles.items() for group in names
-               if group.removeprefix("@") not in known]
-    if missing:
-        return Check("user groups", False, "not found in Slack: " + ", ".join(missing))
-    return Check("user groups", True, f"all {sum(len(v) for v in config.roles.values())} found")
+def _megabytes(size: int) -> str:
+    return f"{size / 2**20:,.0f} MB"
 
 
 def _safe_url(url: str) -> str:

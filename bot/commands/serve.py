@@ -19,6 +19,7 @@ from bot.commands.common import add_config_option, application
 from bot.http import GunicornServer, wsgi_app
 from bot.settings import SlackSettings, SlackSettingsError, load_slack_settings
 from bot.slack_client import verify_bot_token, web_client
+from core.bootstrap import Sourced
 
 if TYPE_CHECKING:
     from wsgiref.types import WSGIApplication
@@ -46,9 +47,17 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
+def print_components(sourced: Sourced) -> None:
+    """What this bot answers with, and why (an `auto` that fell back to full text says so here too)."""
+    for line in sourced.components():
+        print(line, flush=True)
+
+
 def serve_socket_mode(args: argparse.Namespace, settings: SlackSettings) -> int:
     app_token = settings.require_app_token()
-    bot = create_bot(application(args, progress=False), settings, socket_mode=True)
+    sourced = application(args, progress=False)
+    print_components(sourced)
+    bot = create_bot(sourced, settings, socket_mode=True)
     handler = SocketModeHandler(bot.app, app_token=app_token)
     try:
         handler.connect()  # type: ignore[no-untyped-call]  # slack_bolt leaves it unannotated
@@ -72,7 +81,9 @@ def serve_http(args: argparse.Namespace, settings: SlackSettings) -> int:
     token = settings.require_bot_token()
     settings.require_signing_secret()
     verify_bot_token(web_client(token, base_url=settings.api_url))
-    application(args, progress=False).engine.dispose()  # config readable, schema migrated, before the fork
+    sourced = application(args, progress=False)  # config readable, schema migrated, before the fork
+    print_components(sourced)
+    sourced.engine.dispose()
     workers = args.workers or settings.http_workers
     threads = args.threads or settings.http_threads
     print(f"Sourced listens on http://{args.host}:{args.port}/slack/events "

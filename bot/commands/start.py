@@ -45,7 +45,7 @@ def first_run_config() -> Path | None:
     config = EXAMPLES / "sourced.yml"
     sourced = bootstrap(config_file=config, progress=False)
     if build_index(sourced.engine, None).chunk_count() == 0:
-        print("Nothing ingested yet: loading the example handbook (examples/handbook).", file=sys.stderr)
+        print(f"Nothing ingested yet: loading the example handbook ({EXAMPLES / 'handbook'}).", file=sys.stderr)
         sourced.ingestor.ingest(EXAMPLES / "handbook")
     sourced.engine.dispose()
     return config

@@ -2,7 +2,8 @@
 
 The fabrication benchmark puts it behind the real OpenAI-compatible adapter, so a scripted answer travels the
 way a model's does: rendered prompt out, HTTP, the client, the strict parser and the guard back. It listens on
-127.0.0.1 only, on a port the system picks, in a daemon thread of this process.
+127.0.0.1 only, on a port the system picks, in a daemon thread of this process. A reply function may sleep (a
+slow model) or raise `ScriptedFailure` (an HTTP error status, a failing model).
 """
 
 import json
@@ -14,6 +15,16 @@ from typing import Any, Self
 
 Respond = Callable[[list[dict[str, Any]]], str]
 """The chat messages of one request to the content of the reply."""
+
+
+class ScriptedFailure(Exception):
+    """Raised by a reply function: the server answers with this HTTP status and an OpenAI-style error body."""
+
+    def __init__(self, status: int, *, retry_after_ms: int | None = None) -> None:
+        super().__init__(f"scripted HTTP {status}")
+        self.status = status
+        self.retry_after_ms = retry_after_ms
+        """Sent as `retry-after-ms`, as OpenAI does: how long a client should wait before retrying."""
 
 
 class ScriptedServer:
@@ -48,19 +59,31 @@ class ScriptedServer:
             def do_POST(self) -> None:  # the name http.server dispatches to
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests += 1
-                content = server.respond(body.get("messages", []))
-                payload = json.dumps({
+                try:
+                    content = server.respond(body.get("messages", []))
+                except ScriptedFailure as failure:
+                    wait = {} if failure.retry_after_ms is None else {"retry-after-ms": str(failure.retry_after_ms)}
+                    self._send(failure.status, {"error": {"message": str(failure), "type": "server_error"}}, wait)
+                    return
+                self._send(200, {
                     "id": f"scripted-{server.requests}", "object": "chat.completion", "created": 0,
                     "model": body.get("model", "scripted"),
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": content}}],
                     "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-                }).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                })
+
+            def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                payload = json.dumps(body).encode()
+                try:
+                    self.send_response(status)
+                    for name, value in {"Content-Type": "application/json", "Content-Length": str(len(payload)),
+                                        **(headers or {})}.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except OSError:  # a client past its deadline has left
+                    pass
 
             def log_message(self, format: str, *args: Any) -> None:  # http.server's signature
                 """Quiet: one line per request would drown the benchmark's own output."""

@@ -6,16 +6,20 @@ message content exactly as received: judging it is the orchestrator's strict par
 stripped or repaired here. Every failure raises; the orchestrator turns any exception into
 `model_unavailable`.
 
-Bounds: each attempt has a timeout, and the client's own retry (429 and 5xx, with backoff) makes at most
-`max_retries` more attempts. The client honours a server's `Retry-After` up to two minutes, so a rate-limited
-hosted model can take longer than `(max_retries + 1) * timeout_s`.
+Bounds (`RemoteCalls`, shared with the embeddings adapter): each attempt has a timeout; 408, 409, 429, 5xx and
+connection errors are retried at most `max_retries` times, after the server's `Retry-After` or a doubling
+pause; the whole call, retries and pauses included, ends within `deadline_s`; and a circuit breaker refuses at
+once, for a cool-down, an endpoint that failed several calls in a row (`core.llm.breaker`).
 """
 
 import logging
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
-from openai import BadRequestError, OpenAI
+from openai import APIConnectionError, APIStatusError, BadRequestError, OpenAI
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.chat.completion_create_params import ResponseFormat
 from openai.types.completion_usage import CompletionUsage
@@ -24,12 +28,19 @@ from pydantic import SecretStr
 from core.application.envelope import envelope_json_schema, verdict_json_schema
 from core.application.ports import GenerationRequest, VerificationRequest
 from core.config import ConfigError, Settings
+from core.llm.breaker import CircuitBreaker
+from core.llm.deadline import within_deadline
 from core.llm.prompts import VERIFY_VERSION, Prompt, PromptTemplate, load_prompt
 from core.llm.safety import ensure_model_url_allowed
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEFAULT_MAX_RETRIES: Final = 2
+DEFAULT_DEADLINE_S: Final = 60.0
+RETRYABLE_STATUS: Final = frozenset({408, 409, 429})
+"""Besides 5xx: what the `openai` client itself would retry."""
+FIRST_PAUSE_S: Final = 0.5
 DEFAULT_MAX_TOKENS: Final = 1024
 NO_KEY: Final = "sourced-no-key"
 # Why a placeholder rather than None: given None, the client reads OPENAI_API_KEY from the environment and
@@ -37,13 +48,60 @@ NO_KEY: Final = "sourced-no-key"
 # no key at all.
 
 
-def openai_client(*, base_url: str, api_key: SecretStr | None, timeout_s: float,
-                  max_retries: int = DEFAULT_MAX_RETRIES) -> OpenAI:
+def openai_client(*, base_url: str, api_key: SecretStr | None) -> OpenAI:
     """The `openai` client for a configured server, shared by the model and embeddings adapters: the key (or
-    the `NO_KEY` placeholder, never OPENAI_API_KEY) leaves the SecretStr only here, each attempt is bounded
-    by `timeout_s`, and the client retries 429s, 5xx and connection errors at most `max_retries` times."""
-    return OpenAI(base_url=base_url, api_key=api_key.get_secret_value() if api_key else NO_KEY,
-                  timeout=timeout_s, max_retries=max_retries)
+    the `NO_KEY` placeholder, never OPENAI_API_KEY) leaves the SecretStr only here. It never retries on its own:
+    `RemoteCalls` does, within the call's deadline."""
+    return OpenAI(base_url=base_url, api_key=api_key.get_secret_value() if api_key else NO_KEY, max_retries=0)
+
+
+def pause_before_retry(error: Exception, retry: int) -> float | None:
+    """How long to wait before retrying after `error`, or None when another attempt would fail the same way."""
+    if isinstance(error, APIStatusError):
+        if error.status_code not in RETRYABLE_STATUS and error.status_code < 500:
+            return None
+        return _retry_after(error.response.headers) or _doubling(retry)
+    if isinstance(error, APIConnectionError):  # timeouts included
+        return _doubling(retry)
+    return None
+
+
+def _doubling(retry: int) -> float:
+    pause: float = FIRST_PAUSE_S * 2**retry
+    return pause
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """The server's own pause, in seconds (`retry-after-ms`, or `retry-after` given in seconds)."""
+    for name, unit in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            return float(headers[name]) * unit
+        except (KeyError, ValueError):
+            continue
+    return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RemoteCalls:
+    """How an adapter calls its server: attempts bounded by `timeout_s`, at most `max_retries` retries, the
+    whole within `deadline_s`, through the endpoint's breaker when it has one."""
+
+    timeout_s: float = 20.0
+    deadline_s: float = DEFAULT_DEADLINE_S
+    max_retries: int = DEFAULT_MAX_RETRIES
+    breaker: CircuitBreaker | None = None
+
+    def __call__(self, attempt: Callable[[float], T]) -> T:
+        """`attempt(timeout)` under these bounds; its last failure, or `CircuitOpen`, is raised."""
+        def bounded() -> T:
+            return within_deadline(attempt, deadline_s=self.deadline_s, timeout_s=self.timeout_s,
+                                   retries=self.max_retries, pause_before_retry=pause_before_retry)
+
+        return self.breaker.call(bounded) if self.breaker is not None else bounded()
+
+
+def breaker_for(endpoint: str, settings: Settings) -> CircuitBreaker:
+    return CircuitBreaker(name=endpoint, failures=settings.breaker_failures, cool_down_s=settings.breaker_cool_down_s)
 
 
 _NOT_IN_STRICT_MODE: Final = frozenset({"title", "default", "minLength", "maxLength"})
@@ -121,6 +179,8 @@ class OpenAICompatModel:
         api_key: SecretStr | None = None,
         timeout_s: float = 20.0,
         max_retries: int = DEFAULT_MAX_RETRIES,
+        deadline_s: float = DEFAULT_DEADLINE_S,
+        breaker: CircuitBreaker | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         provider: str = "openai",
         prompt: PromptTemplate | None = None,
@@ -135,8 +195,9 @@ class OpenAICompatModel:
         self._schema_format = json_schema_format(schema or strict_envelope_schema())
         self._structured = True
         self.tokens = TokenCount()
-        self._client = openai_client(base_url=base_url, api_key=api_key, timeout_s=timeout_s,
-                                     max_retries=max_retries)
+        self._client = openai_client(base_url=base_url, api_key=api_key)
+        self._calls = RemoteCalls(timeout_s=timeout_s, max_retries=max_retries, deadline_s=deadline_s,
+                                  breaker=breaker)
 
     def __repr__(self) -> str:
         return f"OpenAICompatModel(name={self.name!r}, base_url={self._base_url!r})"
@@ -181,10 +242,9 @@ class OpenAICompatModel:
                   tokens: TokenCount) -> str:
         """The first choice's content as-is; no content at all (a model's refusal field) is an empty output,
         which the parser then refuses as malformed."""
-        completion = self._client.chat.completions.create(
+        completion = self._calls(lambda timeout: self._client.with_options(timeout=timeout).chat.completions.create(
             model=self._model, messages=messages, response_format=response_format, temperature=0,
-            max_tokens=self._max_tokens,
-        )
+            max_tokens=self._max_tokens))
         tokens.add(completion.usage)
         if not completion.choices:
             raise EmptyCompletion(f"{self.name} returned no choices")
@@ -215,6 +275,20 @@ def _rejects_response_format(error: BadRequestError) -> bool:
     return "response_format" in said or "json_schema" in said
 
 
+def unreachable(base_url: str, *, timeout_s: float) -> str | None:
+    """None when a server answers `GET {base_url}/models` within `timeout_s`, whatever its status (a 401 or a
+    404 still proves the endpoint is there; the key and the model are the request's business), else why not.
+    For `sourced doctor`: one request, no retries, nothing sent but the path."""
+    ensure_model_url_allowed(base_url)
+    try:
+        with urllib.request.urlopen(f"{base_url.rstrip('/')}/models", timeout=timeout_s):
+            return None
+    except urllib.error.HTTPError:
+        return None
+    except (urllib.error.URLError, OSError) as error:
+        return str(getattr(error, "reason", error))
+
+
 def from_settings(settings: Settings) -> OpenAICompatModel:
     """`SOURCED_MODEL=openai`: base URL and model name are required; the key is optional for local servers."""
     base_url, model = settings.model_base_url, settings.model_name
@@ -223,4 +297,5 @@ def from_settings(settings: Settings) -> OpenAICompatModel:
         missing = [name for name, value in required if not value]
         raise ConfigError(f"SOURCED_MODEL=openai needs {' and '.join(missing)} in the environment")
     return OpenAICompatModel(base_url=base_url, model=model, api_key=settings.model_api_key,
-                             timeout_s=settings.model_timeout_s)
+                             timeout_s=settings.model_timeout_s, deadline_s=settings.model_deadline_s,
+                             breaker=breaker_for(f"model {model} at {base_url}", settings))

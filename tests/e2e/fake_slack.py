@@ -258,6 +258,9 @@ class FakeSlack:
                     message.update({key: params[key] for key in ("text", "blocks", "metadata") if key in params})
         return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
 
+    def _chat_delete(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
+
 
 def _handler(fake: FakeSlack) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):

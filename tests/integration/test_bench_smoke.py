@@ -6,6 +6,8 @@ import pytest
 
 from bot.cli import main
 
+pytestmark = pytest.mark.slow  # `sourced bench` on generated knowledge bases
+
 KEYS = ["chunks", "database", "embedder", "ingest_chunks_per_s", "embed_chunks_per_s", "retrieve_p50_ms",
         "retrieve_p95_ms", "ask_p50_ms", "ask_p95_ms", "peak_rss_mb", "database_mb", "peer_retrieve_p50_ms",
         "peer_ratio"]

@@ -16,6 +16,8 @@ from core.config import load_config
 from core.eval.cases import EXPECTATIONS, load_cases
 from core.eval.runner import run_evaluation
 
+pytestmark = pytest.mark.slow  # the whole example evaluation set, with and without MiniLM
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CASES = load_cases(EXAMPLES / "cases.yaml")
 EVAL = ["eval", "--kb", str(EXAMPLES / "handbook"), "--cases", str(EXAMPLES / "cases.yaml"),

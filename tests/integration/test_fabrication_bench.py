@@ -12,6 +12,8 @@ import pytest
 
 from bot.cli import main
 
+pytestmark = pytest.mark.slow  # the fabrication benchmark over the example cases
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CHECKED_BY_THE_GUARD = ("number_swap", "negation", "other_chunk")
 """Exact rules; a role swapped for a word from outside the chunk ("engineer" for "manager") can pass."""

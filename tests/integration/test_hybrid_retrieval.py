@@ -178,6 +178,7 @@ def test_a_store_already_loaded_sees_what_a_later_ingest_adds_and_removes(engine
     assert found() == {"returns-policy", "parking"}
 
 
+@pytest.mark.slow  # thousands of generated chunks through both searches
 @pytest.mark.parametrize("exact_limit", [20_000, 40], ids=["exact", "inverted-file"])
 def test_a_store_finds_for_an_audience_what_a_store_of_only_what_it_may_see_finds(
         tmp_path: Path, exact_limit: int) -> None:

@@ -29,6 +29,8 @@ from core.storage import make_engine, migrate
 from tests.e2e.test_faults import bag_of_words, writes_refused
 from tests.fake_embedders import BagOfWords
 
+pytestmark = pytest.mark.slow  # ingestions in child processes, killed and refused
+
 ROOT = Path(__file__).resolve().parents[2]
 STAFF = Audience.only(Principal(user_id="U1", roles=frozenset({"everyone"})))
 

@@ -56,7 +56,8 @@ def observe(engine: Engine) -> tuple[frozenset[str], int, int]:
     return frozenset(line.rsplit(" ", 1)[-1] for line in texts), len(texts), int(vectors)
 
 
-@pytest.mark.parametrize("vector_database", ["sqlite", "pgvector"], indirect=True)
+@pytest.mark.parametrize("vector_database", ["sqlite", pytest.param("pgvector", marks=pytest.mark.postgres)],
+                         indirect=True)
 def test_a_reader_sees_a_document_whole_while_it_is_ingested_again_and_again(vector_database: Engine,
                                                                              tmp_path: Path) -> None:
     kb = tmp_path / "kb"
@@ -105,6 +106,7 @@ def test_a_second_ingestion_while_one_runs_is_refused_naming_the_first(engine: E
     assert report.added == ("policy",)
 
 
+@pytest.mark.slow  # two processes of the command line
 def test_the_command_line_says_so_in_one_line_and_exits_1(tmp_path: Path, kb: Path) -> None:
     database_url = f"sqlite:///{tmp_path / 'cli.db'}"
     engine = make_engine(database_url)

@@ -238,6 +238,7 @@ def reference_search(engine: Engine, question: str, *, limit: int, budget: int) 
     return [(chunk_ids[rowid], min(1.0, score / ceiling)) for rowid, score in best]
 
 
+@pytest.mark.slow  # every budget and depth against FTS5
 def test_the_in_memory_ranking_is_fts5s_own_on_what_each_audience_may_see_for_every_budget_and_depth(
         sqlite_engine: Engine, tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "kb", chunks=600, seed=11)  # a tenth of it for HR only, a tenth for legal

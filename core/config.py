@@ -15,9 +15,10 @@ from core.application.routing import KnownGap
 ModelKind = Literal["extractive", "openai", "llama-cpp"]
 VerifierKind = Literal["off", "model"]
 """`model`: one more strict-JSON request per answer to the answering LLM, whose "no" refuses."""
-ReaderKind = Literal["auto", "bundled", "none"]
-"""`auto`: the bundled cross-encoder when the `semantic` extra is installed, else none (today's features alone,
-less accurate: see the README); `bundled`: that model, and an error when it cannot load."""
+ReaderKind = Literal["none", "bundled"]
+"""`none` (the default): answerability from today's features; `bundled`: our trained cross-encoder reads the
+candidates beside them and checks every claim's quote (the README has both measured: held out, the reader did
+not beat today's features yet, so it is not the default)."""
 EmbedderKind = Literal["auto", "none", "minilm", "openai"]
 """`auto`: the offline MiniLM when the `semantic` extra is installed, else none (plain BM25); `openai`: an
 OpenAI-compatible embeddings endpoint (`SOURCED_EMBEDDING_BASE_URL`, `SOURCED_EMBEDDING_MODEL`)."""
@@ -59,7 +60,7 @@ class Settings(BaseSettings):
     """Failed calls in a row after which a remote model or embeddings endpoint is refused at once..."""
     breaker_cool_down_s: float = Field(default=30.0, gt=0)
     """...for this long; then one call probes it, and its success closes the breaker."""
-    reader: ReaderKind = "auto"
+    reader: ReaderKind = "none"
     reader_path: Path | None = None
     """`SOURCED_READER_PATH`: another cross-encoder exported to ONNX (a `.onnx` file, or a folder holding
     `reader.onnx`), with its `tokenizer.json` beside it; replaces the bundled reader."""

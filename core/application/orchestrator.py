@@ -227,9 +227,8 @@ class Orchestrator:
                 log.warning("%s; deciding answerability without the reader", error)
                 reader, model = None, None
             except EmbedderFailed as error:
-                log.warning("%s; deciding answerability %s", error,
-                            "on words alone" if reader is None else "on words and the reader")
-                embedder, model = None, None
+                log.warning("%s; deciding answerability on words alone", error)
+                embedder, reader, model = None, None, None
 
     def retrieve(self, text: str, audience: Audience, risk: RiskAssessment | None = None) -> list[RetrievedChunk]:
         """The chunks the audience may see that match at all, best first, superseded documents dropped."""

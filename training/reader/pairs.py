@@ -3,7 +3,7 @@
 import random
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Final
 
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
@@ -22,9 +22,6 @@ class Pair:
     source: str
     group: str
     """The question's identity within its source: pairs of one question stay in one split."""
-
-    def as_json(self) -> dict[str, object]:
-        return asdict(self)
 
 
 @dataclass(frozen=True, kw_only=True)

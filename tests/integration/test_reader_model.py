@@ -34,6 +34,17 @@ def test_the_bundled_reader_takes_each_questions_own_statement_as_its_answer() -
         assert best == answer, (question, scores)
 
 
+def test_a_statement_reads_the_same_alone_and_beside_others() -> None:
+    reader = bundled_reader()
+    question = "Who approves a damage claim over $5,000?"
+    longer = ReadPassage(text="Damaged pallets are photographed, labelled and held in the returns bay until the "
+                              "carrier's inspector has seen them and signed the inspection form.", heading=HEADING)
+
+    beside_others = reader.score(question, [*passages(), longer])
+
+    assert beside_others == [reader.score(question, [passage])[0] for passage in [*passages(), longer]]
+
+
 def test_the_bundled_reader_is_named_by_its_model_card_and_off_by_default() -> None:
     reader = build_reader(Settings(_env_file=None, reader="bundled"))
 

@@ -11,10 +11,10 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from benchmarks.answerability_data import EvalSet, known_sets, label, opened
 from core.application.answerability import (
-    READ_STATEMENTS,
     QuestionProfile,
     by_words_and_retrieval,
     candidate_statements,
@@ -26,6 +26,10 @@ from core.domain import Audience
 from core.eval.cases import load_cases
 from core.eval.runner import case_principal
 from core.eval.scoring import ChunkRef
+
+CANDIDATES_PER_CASE: Final = 24
+"""Statements kept per case, in the pipeline's reading order: more than the product reads
+(`READ_STATEMENTS`), so training sees more hard negatives and the held-out report covers the whole read set."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,7 +59,7 @@ def candidates(eval_set: EvalSet) -> Iterator[ReadCandidate]:
                 continue
             features = featurise(case.question, profile, statements, embedder=None)
             passages = read_passages(statements)
-            for i in by_words_and_retrieval(features)[:READ_STATEMENTS]:
+            for i in by_words_and_retrieval(features)[:CANDIDATES_PER_CASE]:
                 statement = statements[i]
                 yield ReadCandidate(set_name=eval_set.name, case_id=case.id, expect=case.expect,
                                     question=case.question, text=passages[i].text, heading=passages[i].heading,

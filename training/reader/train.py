@@ -37,6 +37,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_
 from core.application.ports import ReadPassage
 from core.llm.reader import MAX_TOKENS, OnnxReader, pair_text
 from training.reader.folds import FOLDS, MEASURED_BY
+from training.reader.own_data import CANDIDATES_PER_CASE, write_all
 from training.reader.pairs import Pair, sample
 from training.reader.public_data import by_source
 
@@ -278,9 +279,10 @@ Pairs (source:label count) per stage and fold:
 ## Held out
 
 Each fold's second stage leaves a set out; the set is measured by that fold's reader on the statements Sourced's
-retrieval gives it (at most 24 per question). top-1: an answering statement is read first, of the answerable
-cases that have one among them. AUC: the best statement's score, answerable against refusal cases. The
-last two columns are the same fold exported to int8 ONNX and run by the product's adapter.
+retrieval gives it (the first {CANDIDATES_PER_CASE} per question by words and retrieval). top-1: an answering
+statement is read first, of the answerable cases that have one among them. AUC: the best statement's score,
+answerable against refusal cases. The last two columns are the same fold exported to int8 ONNX and run by the
+product's adapter.
 
 | set | reader (fold) | top-1 | AUC | answerable at 0.5 | refused at 0.5 | int8 top-1 | int8 AUC |
 |---|---|---|---|---|---|---|---|
@@ -330,8 +332,6 @@ def main() -> None:  # noqa: PLR0915  # the stages in order, each printed as it 
         print("smoke: one training step ran")
         return
     if not args.candidates.exists():
-        from training.reader.own_data import write_all  # noqa: PLC0415  # runs the pipeline on every set
-
         write_all(args.candidates)
     rows = [json.loads(line) for line in args.candidates.read_text(encoding="utf-8").splitlines()]
     replay = sample(public_pairs, REPLAY, settings.seed + 1)

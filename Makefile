@@ -47,7 +47,7 @@ reader:
 	$(TRAIN_VENV)/bin/python -m pip install --quiet torch==2.13.0  # a CPU build; see the train extra in pyproject.toml
 	$(TRAIN_VENV)/bin/python -m pip install --quiet -e '.[semantic,train]'
 	$(TRAIN_VENV)/bin/python -m training.reader.train
-	$(TRAIN_VENV)/bin/python -m benchmarks.fit_answerability --variants semantic+reader --write
+	$(TRAIN_VENV)/bin/python -m benchmarks.fit_answerability --variants semantic+reader lexical+reader --write
 
 clean:
 	rm -rf $(VENV) sourced.db sourced.db-wal sourced.db-shm

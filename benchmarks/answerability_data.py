@@ -97,20 +97,21 @@ def opened(eval_set: EvalSet, *, embedder: str, reader: Path | None = None) -> I
         os.environ["SOURCED_READER_PATH"] = str(reader)
     config = load_config(eval_set.config) if eval_set.config else SourcedConfig()
     gaps = config.gaps() + (load_known_gaps(eval_set.known_gaps) if eval_set.known_gaps else ())
-    with eval_session(kb=eval_set.kb, config=config, known_gaps=gaps) as session:
+    # Until a fit is measured (`with_answerability`), the session decides with the fit without a reader, which
+    # always exists: the fit with one may be the very thing being made.
+    placeholder = shipped_model(semantic=embedder != "none")
+    with eval_session(kb=eval_set.kb, config=config, known_gaps=gaps, answerability=placeholder) as session:
         yield session
 
 
 def collect(session: EvalSession, eval_set: EvalSet) -> Iterator[Row]:
     """Every candidate statement of every case, with its features and label, read off the pipeline's own run
     of the case (so the candidates are exactly those it retrieved)."""
-    # The pass that gathers candidates decides with the fit without a reader, which always exists: the fit with
-    # one may be the very thing being made. What it retrieves, and whether it gets as far as deciding, is the same.
-    gathering = session.sourced.orchestrator.with_answerability(
-        shipped_model(semantic=session.sourced.embedder is not None))
+    # The session decides with the fit without a reader (`opened`): what it retrieves, and whether it gets as
+    # far as deciding, is the same with any fit.
     for case in load_cases(eval_set.cases):
         principal = case_principal(case)
-        _, evidence = gathering.ask_with_evidence(
+        _, evidence = session.sourced.orchestrator.ask_with_evidence(
             Question(text=case.question, principal=principal, audience=Audience.only(principal)))
         statements = candidate_statements(evidence.retrieved)
         profile = QuestionProfile.of(case.question)

@@ -2,8 +2,8 @@
 
     .venv/bin/python -m benchmarks.fit_answerability            # leave-one-set-out table, then the full fit
     .venv/bin/python -m benchmarks.fit_answerability --write    # ... and write the shipped model file
-    .venv/bin/python -m benchmarks.fit_answerability --variants semantic+reader --readers build/reader --write
-                                               # the reader's fit (it reads beside the semantic features)
+    .venv/bin/python -m benchmarks.fit_answerability --variants semantic+reader lexical+reader --write
+                                               # the reader's fits, with and without an embedder
 
 Two stages, both linear over standardised features (`core.application.answerability`):
 - the ranker orders a question's candidate statements: a conditional logit (softmax over the candidates)
@@ -212,7 +212,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help=f"write core/application/{MODEL_FILE}")
     parser.add_argument("--variants", nargs="+", default=["semantic", "lexical"],
-                        choices=["semantic", "lexical", "semantic+reader"])
+                        choices=["semantic", "lexical", "semantic+reader", "lexical+reader"])
     parser.add_argument("--readers", type=Path, default=Path("build/reader"),
                         help="the reader training's work folder, for the +reader variants (default %(default)s)")
     parser.add_argument("--target", type=float, default=TARGET_FALSE_ANSWER,
@@ -244,12 +244,12 @@ def main() -> None:
         model["fitted_by"] = "python -m benchmarks.fit_answerability " + shlex.join(sys.argv[1:])
         shipped[variant] = model
         _print_weights(model)
-    if args.write:
-        path.write_text(json.dumps({
-            "fitted_by": "python -m benchmarks.fit_answerability --write",
-            "data": versions, "target_false_answer": args.target, "models": shipped,
-        }, indent=1) + "\n", encoding="utf-8")
-        print(f"\nwrote {path}")
+        if args.write:  # each variant as it is fitted: a later one failing loses nothing
+            path.write_text(json.dumps({
+                "fitted_by": "python -m benchmarks.fit_answerability --write",
+                "data": versions, "target_false_answer": args.target, "models": shipped,
+            }, indent=1) + "\n", encoding="utf-8")
+            print(f"\nwrote {variant} to {path}")
 
 
 def _print_row(name: str, threshold: float, values: dict[str, Any]) -> None:

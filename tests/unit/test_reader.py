@@ -97,13 +97,15 @@ def test_the_reader_reads_a_bounded_batch_each_statement_with_its_heading_and_th
     assert all("reader" in candidate.features for candidate in assessment.candidates)
 
 
-def test_without_an_embedder_the_reader_is_left_unread() -> None:
+def test_without_an_embedder_the_reader_still_reads_and_its_lexical_fit_decides() -> None:
     reader = fakes.KeywordReader("return")
 
-    assessment = assess(QUESTION, [REFUNDS.chunk], reader=reader, model=fakes.answerability(answers=True))
+    assessment = assess(QUESTION, [REFUNDS.chunk], reader=reader)
 
-    assert reader.batches == []
-    assert all("reader" not in candidate.features for candidate in assessment.candidates)
+    assert len(reader.batches) == 1
+    assert assessment.model_version == shipped_model(semantic=False, reading=True).version
+    best = assessment.candidates[0]
+    assert best.statement.text.startswith("Customers may return") and best.features["reader"] == 0.95
 
 
 def test_the_statement_comes_first_so_truncation_cuts_its_context() -> None:

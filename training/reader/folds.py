@@ -11,6 +11,11 @@ MEASURED_BY: Final = {"dev": "dev", "dev2": "dev2", "examples": "dev2", "squad2"
 """`squad2` is never trained on, so any fold reads it held out; `dev`'s is ready before `all` is trained."""
 
 
+def unseen_by(fold: str) -> frozenset[str]:
+    """The sets a fold's reader is measured on: every set its second stage did not train on."""
+    return frozenset(MEASURED_BY) - set(FOLDS[fold])
+
+
 def fold_model(folder: Path, set_name: str) -> Path:
     """The int8 ONNX file of the reader that scores this set."""
     return folder / f"fold-{MEASURED_BY[set_name]}" / "onnx" / "reader.onnx"

@@ -11,9 +11,11 @@ Stages (seeded; `--seed`):
 2. Our own pairs (`own_data.py`), with a replay of public pairs so the first stage is not forgotten, once per
    fold: `dev` held out (trained on examples and dev2), `dev2` held out (trained on dev; it also scores the
    examples), and `all` (trained on every set; shipped). `squad2` is never trained on.
-Each fold's reader is measured on what it did not see: is an answering statement first among the statements
-read, and how well does the best score separate answerable from unanswerable cases. The `all` reader is
-exported to ONNX and quantized to int8; the int8 file is measured again through the product's own adapter.
+Each fold's reader is measured on the sets it did not see (`measure`): is an answering statement first among the
+statements read, and how well does the best score separate answerable from unanswerable cases. Each fold is
+exported to ONNX and quantized to int8, and both files are measured again through the product's own adapter
+(`export`); the `all` reader ships (`ship`). What each stage measures is saved to `build/reader/training_log.json`
+as it ends, and the model card is written from it.
 """
 
 import argparse
@@ -24,7 +26,8 @@ import random
 import shutil
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -36,7 +39,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_
 
 from core.application.ports import ReadPassage
 from core.llm.reader import MAX_TOKENS, OnnxReader, pair_text
-from training.reader.folds import FOLDS, MEASURED_BY
+from training.reader.folds import FOLDS, unseen_by
 from training.reader.own_data import CANDIDATES_PER_CASE, write_all
 from training.reader.pairs import Pair, sample
 from training.reader.public_data import by_source
@@ -47,6 +50,7 @@ WORK: Final = ROOT / "build" / "reader"
 SHIPPED: Final = ROOT / "core" / "llm" / "reader_model"
 PUBLIC_LIMITS: Final = {"squad2": 6000, "policyqa": 5000, "trecqa": 2500, "doc2dial": 4500}
 """Pairs per public source for the first stage: about 18k pairs, 10-15 minutes an epoch on two cores."""
+STAGES: Final = ["public", "folds", "measure", "export", "ship"]
 REPLAY: Final = 2500
 OWN_NEGATIVES: Final = 8
 """Negatives per case of our own, the first in reading order (the hardest)."""
@@ -209,12 +213,11 @@ def exported(folder: Path, tokenizer: Any, rows: Sequence[dict[str, Any]], fold:
     adapter: int8 ships only if it reads as well."""
     model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=1).eval()
     export(model, tokenizer, folder / "onnx")
-    measured = [r for r in rows if MEASURED_BY[r["set_name"]] == fold]
+    measured = [r for r in rows if r["set_name"] in unseen_by(fold)]
     result = {}
     for file in ("reader-fp32.onnx", "reader.onnx"):
         values, p95 = onnx_scores(folder / "onnx", file, measured)
         result[file] = {"held_out": report(measured, values), "p95_ms_per_question": round(p95, 1)}
-        print(f"[fold {fold} {file}] {json.dumps(result[file])}", flush=True)
     return result
 
 
@@ -264,8 +267,8 @@ it) and gives the probability that the statement states the answer. Sourced's de
 - Trained by `make reader` (`python -m training.reader.train`), seed {settings['seed']}, batch {settings['batch']},
   AdamW, linear schedule with 10% warm-up, binary cross-entropy; stage 1 on public pairs: {settings['epochs_public']}
   epoch(s) at lr {settings['lr_public']}; stage 2 on our own pairs with a replay of public ones:
-  {settings['epochs_own']} epochs at lr {settings['lr_own']}. Training time on 2 CPU cores:
-  {log.get('training_minutes')} minutes.
+  {settings['epochs_own']} epochs at lr {settings['lr_own']}. Training time on 2 CPU cores, in minutes:
+  {', '.join(f'{stage} {minutes}' for stage, minutes in log['minutes'].items())}.
 
 ## Data
 
@@ -278,11 +281,11 @@ Pairs (source:label count) per stage and fold:
 
 ## Held out
 
-Each fold's second stage leaves a set out; the set is measured by that fold's reader on the statements Sourced's
-retrieval gives it (the first {CANDIDATES_PER_CASE} per question by words and retrieval). top-1: an answering
-statement is read first, of the answerable cases that have one among them. AUC: the best statement's score,
-answerable against refusal cases. The last two columns are the same fold exported to int8 ONNX and run by the
-product's adapter.
+Each fold's reader is measured on every set its second stage did not train on (`squad2` by every fold, the
+shipped `all` by it alone), on the statements Sourced's retrieval gives it (the first {CANDIDATES_PER_CASE} per
+question by words and retrieval). top-1: an answering statement is read first, of the answerable cases that
+have one among them. AUC: the best statement's score, answerable against refusal cases. The last two columns
+are the same fold exported to int8 ONNX and run by the product's adapter.
 
 | set | reader (fold) | top-1 | AUC | answerable at 0.5 | refused at 0.5 | int8 top-1 | int8 AUC |
 |---|---|---|---|---|---|---|---|
@@ -297,8 +300,8 @@ def main() -> None:  # noqa: PLR0915  # the stages in order, each printed as it 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--smoke", action="store_true", help="one step on a tiny sample, nothing shipped")
     parser.add_argument("--seed", type=int, default=Settings.seed)
-    parser.add_argument("--stage", choices=["public", "folds", "export", "ship"], nargs="+",
-                        default=["public", "folds", "export", "ship"])
+    parser.add_argument("--stage", choices=STAGES, nargs="+", default=STAGES,
+                        help="measure: each fold's reader on the sets it did not train on (default: all stages)")
     parser.add_argument("--folds", nargs="+", choices=list(FOLDS), default=list(FOLDS),
                         help="the folds to train and export (default: all)")
     parser.add_argument("--ship-fold", choices=list(FOLDS), default="all",
@@ -320,13 +323,13 @@ def main() -> None:  # noqa: PLR0915  # the stages in order, each printed as it 
     public_pairs = [p for name, pairs in public.items()
                     for p in sample(pairs, limit(PUBLIC_LIMITS[name]), settings.seed)]
     stage1 = work / "stage1"
-    log: dict[str, Any] = {"settings": settings.__dict__, "pairs": {}, "folds": {}, "onnx": {}}
-    started = time.monotonic()
+    log = TrainingLog(work / "training_log.json", settings)
+    log.data["pairs"]["public"] = _counts(public_pairs)
     if "public" in args.stage:
         model = AutoModelForSequenceClassification.from_pretrained(base_model_dir(), num_labels=1)
-        log["pairs"]["public"] = _counts(public_pairs)
-        train(model, tokenizer, public_pairs, epochs=settings.epochs_public, lr=settings.lr_public,
-              settings=settings, label="public", max_steps=1 if args.smoke else None)
+        with log.timed("public"):
+            train(model, tokenizer, public_pairs, epochs=settings.epochs_public, lr=settings.lr_public,
+                  settings=settings, label="public", max_steps=1 if args.smoke else None)
         model.save_pretrained(stage1)
     if args.smoke:
         print("smoke: one training step ran")
@@ -335,32 +338,53 @@ def main() -> None:  # noqa: PLR0915  # the stages in order, each printed as it 
         write_all(args.candidates)
     rows = [json.loads(line) for line in args.candidates.read_text(encoding="utf-8").splitlines()]
     replay = sample(public_pairs, REPLAY, settings.seed + 1)
-    if "folds" in args.stage:
-        for fold, sets in FOLDS.items():
-            if fold not in args.folds:
-                continue
+    for fold in args.folds:
+        pairs = own_pairs(rows, FOLDS[fold])
+        log.data["pairs"][fold] = _counts(pairs)
+        if "folds" in args.stage:
             model = AutoModelForSequenceClassification.from_pretrained(stage1, num_labels=1)
-            pairs = own_pairs(rows, sets)
-            log["pairs"][fold] = _counts(pairs)
-            train(model, tokenizer, [*pairs, *replay], epochs=settings.epochs_own, lr=settings.lr_own,
-                  settings=settings, label=f"fold {fold}")
+            with log.timed(f"fold {fold}"):
+                train(model, tokenizer, [*pairs, *replay], epochs=settings.epochs_own, lr=settings.lr_own,
+                      settings=settings, label=f"fold {fold}")
             model.save_pretrained(work / f"fold-{fold}")
-            measured = [r for r in rows if MEASURED_BY[r["set_name"]] == fold]
-            log["folds"][fold] = report(measured, scores(model, tokenizer, measured))
-            print(f"[fold {fold}] held out: {json.dumps(log['folds'][fold])}", flush=True)
-    log["training_minutes"] = round((time.monotonic() - started) / 60, 1)
+        if "measure" in args.stage:
+            model = AutoModelForSequenceClassification.from_pretrained(work / f"fold-{fold}", num_labels=1).eval()
+            measured = [r for r in rows if r["set_name"] in unseen_by(fold)]
+            log.record("folds", fold, report(measured, scores(model, tokenizer, measured)))
     if "export" in args.stage:
         for fold in args.folds:
-            log["onnx"][fold] = exported(work / f"fold-{fold}", tokenizer, rows, fold)
-    log_file = work / "training_log.json"
-    if log_file.exists():  # a run of some stages adds to what earlier runs recorded
-        log = merged(json.loads(log_file.read_text(encoding="utf-8")), log)
+            log.record("onnx", fold, exported(work / f"fold-{fold}", tokenizer, rows, fold))
     if "ship" in args.stage:
-        log["shipped"] = ship(work / f"fold-{args.ship_fold}" / "onnx", args.precision) | {
+        log.data["shipped"] = ship(work / f"fold-{args.ship_fold}" / "onnx", args.precision) | {
             "fold": args.ship_fold, "trained_on": ", ".join(FOLDS[args.ship_fold])}
-        (SHIPPED / "MODEL_CARD.md").write_text(model_card(log), encoding="utf-8")
-    log_file.write_text(json.dumps(log, indent=1), encoding="utf-8")
-    print(json.dumps(log, indent=1))
+        log.save()
+        (SHIPPED / "MODEL_CARD.md").write_text(model_card(log.data), encoding="utf-8")
+    print(json.dumps(log.data, indent=1))
+
+
+class TrainingLog:
+    """What the stages measured, saved as each one ends (a later crash loses nothing) and added to what
+    earlier runs of other stages recorded: the model card is written from it."""
+
+    def __init__(self, path: Path, settings: Settings) -> None:
+        self._path = path
+        earlier = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        self.data: dict[str, Any] = merged(earlier, {"settings": settings.__dict__, "pairs": {}, "folds": {},
+                                                     "onnx": {}, "minutes": {}})
+
+    @contextmanager
+    def timed(self, label: str) -> Iterator[None]:
+        started = time.monotonic()
+        yield
+        self.record("minutes", label, round((time.monotonic() - started) / 60, 1))
+
+    def record(self, section: str, key: str, value: Any) -> None:
+        self.data[section][key] = value
+        print(f"[{section} {key}] {json.dumps(value)}", flush=True)
+        self.save()
+
+    def save(self) -> None:
+        self._path.write_text(json.dumps(self.data, indent=1), encoding="utf-8")
 
 
 def merged(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:

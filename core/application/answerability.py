@@ -44,11 +44,12 @@ EMBEDDED_STATEMENTS: Final = 6
 part of a first-time `ask` (MiniLM on two cores, some 5 ms a statement). Six instead of the twelve the model was
 fitted with moved 1 case of 71 on dev (wrong to refused), 1 of 150 on dev2 (refused to wrong) and 1 of 706 on
 squad2 (correct to refused), and took `ask` p95 at 100k chunks from 123 to 96 ms (`benchmarks/ask_phases.py`)."""
-READ_STATEMENTS: Final = 16
+READ_STATEMENTS: Final = 12
 """Statements the reader reads per question, the best by words and retrieval. Of the answerable cases with an
-answering statement among the first 24 (`training/reader/own_data.py`), the first 16 hold it for dev 36 of 37,
-dev2 48 of 48, examples 22 of 22 and squad2 359 of 364 (12: 35, 48, 22, 359); reading 16 instead of 24 takes a
-third off the reader's cost, the largest part of `ask` with a reader."""
+answering statement among the first 24 (`training/reader/own_data.py`), the first 12 hold it for dev 35 of 37,
+dev2 48 of 48, examples 22 of 22 and squad2 359 of 364 (16: 36, 48, 22, 359). The reader's cost grows with the
+statements read, one pair at a time, and is the largest part of `ask` with a reader: at 16, its p95 was 89-91 ms
+at 20k chunks (`sourced bench`), over the 80 ms budget."""
 READER_LOGIT_LIMIT: Final = 8.0
 MODEL_FILE: Final = "answerability_model.json"
 SOLE_CANDIDATE_MARGIN: Final = 1.0

@@ -20,6 +20,7 @@ from typing import Final
 
 from core.application.answerability import QuestionProfile, candidate_statements, featurise, shipped_model
 from core.application.orchestrator import Question
+from core.application.statements import Statement
 from core.config import SourcedConfig, load_config, load_known_gaps
 from core.domain import Audience
 from core.eval.cases import Case, load_cases
@@ -104,23 +105,41 @@ def opened(eval_set: EvalSet, *, embedder: str, reader: Path | None = None) -> I
         yield session
 
 
-def collect(session: EvalSession, eval_set: EvalSet) -> Iterator[Row]:
-    """Every candidate statement of every case, with its features and label, read off the pipeline's own run
-    of the case (so the candidates are exactly those it retrieved)."""
-    # The session decides with the fit without a reader (`opened`): what it retrieves, and whether it gets as
-    # far as deciding, is the same with any fit.
+@dataclass(frozen=True, kw_only=True)
+class AskedCase:
+    """A case asked through the pipeline: the candidate statements of what it retrieved."""
+
+    case: Case
+    profile: QuestionProfile
+    statements: list[Statement]
+    reaches_decision: bool
+
+
+def asked_cases(session: EvalSession, eval_set: EvalSet) -> Iterator[AskedCase]:
+    """Every case asked as its asker, scoped to the asker's audience; cases with no candidate statement or no
+    word to look for are left out."""
     for case in load_cases(eval_set.cases):
         principal = case_principal(case)
         _, evidence = session.sourced.orchestrator.ask_with_evidence(
             Question(text=case.question, principal=principal, audience=Audience.only(principal)))
         statements = candidate_statements(evidence.retrieved)
         profile = QuestionProfile.of(case.question)
-        if not statements or not profile.stems:
-            continue
-        features = featurise(case.question, profile, statements, embedder=session.sourced.embedder,
+        if statements and profile.stems:
+            yield AskedCase(case=case, profile=profile, statements=statements,
+                            reaches_decision=evidence.assessment is not None)
+
+
+def collect(session: EvalSession, eval_set: EvalSet) -> Iterator[Row]:
+    """Every candidate statement of every case, with its features and label, read off the pipeline's own run
+    of the case (so the candidates are exactly those it retrieved)."""
+    # The session decides with the fit without a reader (`opened`): what it retrieves, and whether it gets as
+    # far as deciding, is the same with any fit.
+    for asked in asked_cases(session, eval_set):
+        case = asked.case
+        features = featurise(case.question, asked.profile, asked.statements, embedder=session.sourced.embedder,
                              reader=session.sourced.reader)
-        for statement, values in zip(statements, features, strict=True):
+        for statement, values in zip(asked.statements, features, strict=True):
             ref = ChunkRef.of(statement.chunk.passage)
             yield Row(set_name=eval_set.name, case_id=case.id, expect=case.expect, features=values,
                       label=label(case, ref, statement.text), in_support=ref.within(case.support),
-                      reaches_decision=evidence.assessment is not None, text=statement.text, where=str(ref))
+                      reaches_decision=asked.reaches_decision, text=statement.text, where=str(ref))

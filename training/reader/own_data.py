@@ -13,18 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from benchmarks.answerability_data import EvalSet, known_sets, label, opened
-from core.application.answerability import (
-    QuestionProfile,
-    by_words_and_retrieval,
-    candidate_statements,
-    featurise,
-    read_passages,
-)
-from core.application.orchestrator import Question
-from core.domain import Audience
-from core.eval.cases import load_cases
-from core.eval.runner import case_principal
+from benchmarks.answerability_data import EvalSet, asked_cases, known_sets, label, opened
+from core.application.answerability import by_words_and_retrieval, featurise, read_passages
 from core.eval.scoring import ChunkRef
 
 CANDIDATES_PER_CASE: Final = 24
@@ -49,15 +39,9 @@ class ReadCandidate:
 def candidates(eval_set: EvalSet) -> Iterator[ReadCandidate]:
     """The statements the reader reads for every case of the set, in the pipeline's reading order."""
     with opened(eval_set, embedder="none") as session:
-        for case in load_cases(eval_set.cases):
-            principal = case_principal(case)
-            _, evidence = session.sourced.orchestrator.ask_with_evidence(
-                Question(text=case.question, principal=principal, audience=Audience.only(principal)))
-            statements = candidate_statements(evidence.retrieved)
-            profile = QuestionProfile.of(case.question)
-            if not statements or not profile.stems:
-                continue
-            features = featurise(case.question, profile, statements, embedder=None)
+        for asked in asked_cases(session, eval_set):
+            case, statements = asked.case, asked.statements
+            features = featurise(case.question, asked.profile, statements, embedder=None)
             passages = read_passages(statements)
             for i in by_words_and_retrieval(features)[:CANDIDATES_PER_CASE]:
                 statement = statements[i]

@@ -22,6 +22,8 @@ STOPWORDS: Final = frozenset(
     like still really just thing things stuff anything something someone anyone many much""".split()
 )
 
+ADDRESS: Final = re.compile(r"\b(?:https?://|www\.)[^\s<>()\[\]]+|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", re.IGNORECASE)
+"""A web or e-mail address: words of a place, not facts (`%20` in a URL is not the number 20)."""
 _WORD: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\u2019\-]*")
 _NUMBER: Final = re.compile(r"(?<![A-Za-z])\d[\d,]*(?:\.\d+)?")
 _CAPITALISED: Final = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*\b")
@@ -51,7 +53,7 @@ def content_stems(text: str) -> list[str]:
 def numbers(text: str) -> set[str]:
     """Every number, normalised: `$1,200.00` and `1200` are the same fact."""
     found = set()
-    for raw in _NUMBER.findall(text):
+    for raw in _NUMBER.findall(ADDRESS.sub(" ", text)):
         whole, _, fraction = raw.replace(",", "").partition(".")
         whole = whole.lstrip("0") or "0"
         fraction = fraction.rstrip("0")

@@ -29,5 +29,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {error.path}: {error.reason}", file=sys.stderr)
     for line in report.instructions:
         print(f"warning: {line}", file=sys.stderr)
+    for warning in report.warnings:
+        print(f"warning: {warning.path}: {warning.reason}", file=sys.stderr)
     print(report.summary())
     return 1 if report.errors else 0

@@ -32,6 +32,7 @@ from core.application.quotes import (
     Span,
     Statement,
     locate,
+    plain,
     quoted_text,
     spanned,
     statements,
@@ -119,7 +120,9 @@ def cited_chunks(claim: EnvelopeClaim, by_id: Mapping[str, RetrievedChunk]) -> l
 
 def claim_support(claim: EnvelopeClaim, cited: Sequence[RetrievedChunk], *,
                   embedder: Embedder | None = None) -> Supported | Unsupported:
-    """The claim's anchor and citation tier, or why its quote does not state it."""
+    """The claim's anchor and citation tier, or why its quote does not state it. The claim is read as plain text,
+    as its quote is: a model's Markdown link is its words, never its target's numbers."""
+    claim_text = plain(claim.text)
     if claim.quote is not None and claim.quote.strip():
         anchor = quoted_anchor(claim.quote, cited)
         if anchor is None:
@@ -128,15 +131,15 @@ def claim_support(claim: EnvelopeClaim, cited: Sequence[RetrievedChunk], *,
             return Unsupported(reason=f"quote spans {len(anchor.statements)} sentences, more than "
                                       f"{MAX_STATEMENTS}")
     else:
-        anchor = aligned_anchor(claim.text, cited)
+        anchor = aligned_anchor(claim_text, cited)
         if anchor is None:
             return Unsupported(reason="no sentence in the cited chunk")
-    similarity = _Similarity(claim.text, anchor, embedder)
-    reason = unstated_reason(claim.text, anchor, similarity)
+    similarity = _Similarity(claim_text, anchor, embedder)
+    reason = unstated_reason(claim_text, anchor, similarity)
     if reason is not None:
         where = "quote" if anchor.given else "best-aligned sentence"
         return Unsupported(reason=reason.replace("the quote", f"the {where}"))
-    return Supported(anchor=anchor, tier=_tier(claim.text, anchor, similarity))
+    return Supported(anchor=anchor, tier=_tier(claim_text, anchor, similarity))
 
 
 def quoted_anchor(quote: str, cited: Sequence[RetrievedChunk]) -> Anchor | None:
@@ -388,7 +391,7 @@ def _value_groups(anchor: Anchor) -> list[tuple[set[str], set[str], bool]]:
     """The quote's values, each with the words it is stated with, and whether they form a table row."""
     groups: list[tuple[set[str], set[str], bool]] = []
     for statement, piece in zip(anchor.statements, anchor.pieces, strict=True):
-        row = bool(statement.context)
+        row = statement.kind == "row"
         shared: set[str] = set()
         valued: list[tuple[set[str], set[str], bool]] = []
         for segment in [piece] if row else facts.value_segments(piece):
@@ -405,7 +408,7 @@ def _value_groups(anchor: Anchor) -> list[tuple[set[str], set[str], bool]]:
 def _mixed_rows(claim_text: str, anchor: Anchor) -> str | None:
     """Values of two table rows in one claim: a row is a record, and one claim states one record."""
     rows = [{q.value for q in facts.quantities(piece)}
-            for statement, piece in zip(anchor.statements, anchor.pieces, strict=True) if statement.context]
+            for statement, piece in zip(anchor.statements, anchor.pieces, strict=True) if statement.kind == "row"]
     if len(rows) < 2:
         return None
     claimed = {q.value for q in facts.quantities(claim_text)}

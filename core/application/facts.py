@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from core.text import content_stems
+from core.text import ADDRESS, content_stems
 
 Direction = Literal["less", "more", "before", "after"]
 Modality = Literal["obligation", "recommendation", "permission"]
@@ -81,6 +81,7 @@ def quantities(text: str) -> list[Quantity]:
     (1200, usd), "five business days" (5, business day), "8 hours" (8, hour). A spelled number counts only
     with a unit after it: "one of the clinics" states no quantity."""
     found = []
+    text = without_addresses(text)
     for match in _QUANTITY.finditer(text):
         unit = _unit_after(text, match.end())
         if match.group("word"):
@@ -93,6 +94,11 @@ def quantities(text: str) -> list[Quantity]:
         found.append(Quantity(value=value, unit=_CURRENCY[currency.strip().lower()] if currency else unit,
                               at=match.start()))
     return found
+
+
+def without_addresses(text: str) -> str:
+    """The text with web and e-mail addresses blanked (same length): `%20` in a URL states no 20."""
+    return ADDRESS.sub(lambda match: " " * len(match.group(0)), text)
 
 
 def _unit_after(text: str, at: int) -> str | None:

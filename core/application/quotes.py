@@ -1,12 +1,15 @@
-"""Where a claim's quote stands in its chunk: Markdown-blind matching with offsets, and the chunk's statements.
+"""Where a claim's quote stands in its chunk: markup-blind matching with offsets, and the chunk's statements.
 
 A quote must be the chunk's own words. Matching ignores what a reader does not see as words: whitespace runs,
 emphasis and code marks, list and quote markers, link targets, table pipes and delimiter rows, typographic
 quote marks and dashes. Everything else must match exactly; only the quote's first letter may differ in case
-(a quote that starts mid-sentence is often capitalised) and its final stop may be missing.
+(a quote that starts mid-sentence is often capitalised) and its final stop may be missing. The same
+normalisation reads claims (`plain`), so a claim and its quote are compared as the same kind of text.
 
-A statement is what a quote may span at most two of: a sentence, a list item or a table row. A table row's
-header row is its context: "| Physicians | $3,000 |" states a yearly allowance only under its header.
+A statement is what a quote may span at most two of: a sentence, a list item or a table row, as the reading
+form defines them (`core.documents.reading`, the one sentence splitter). Its context is read with it: a table
+row's header row ("| Physicians | $3,000 |" states a yearly allowance only under its header), a list item's
+lead-ins ("Request three weeks in advance for:" above "- Conferences over $2,500").
 """
 
 import re
@@ -15,13 +18,14 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Final
 
+from core.documents import reading
+
 _TYPOGRAPHIC: Final = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
                                      "\u2013": "-", "\u2014": "-", "\u00a0": " ", "\u2026": "..."})
 _LINE_MARKER: Final = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]*|[-*+][ \t]+|\d{1,3}[.)][ \t]+)")
 _TABLE_DELIMITER: Final = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _LINK: Final = re.compile(r"\[([^\]\n]+)\]\([^)\n]*\)")
 _EMPHASIS: Final = re.compile(r"\*+|(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])|`+")
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?])[\"')\]*_]*\s+(?=[\"'(\[*_]*[A-Z0-9])")
 _QUOTE_EDGES: Final = " \t\n\"'`\u201c\u201d\u2018\u2019"
 _ELLIPSIS: Final = re.compile(r"^(?:\.\.\.|\u2026)\s*|\s*(?:\.\.\.|\u2026)$")
 MAX_STATEMENTS: Final = 2
@@ -43,13 +47,8 @@ class Span:
     end: int
 
 
-@dataclass(frozen=True, kw_only=True)
-class Statement:
-    """A sentence, list item or table row of a chunk, by offsets; `context` is a table row's header row."""
-
-    start: int
-    end: int
-    context: str = ""
+Statement = reading.StatementSpan
+"""A sentence, list item or table row of a chunk, by offsets, with the context it is read with."""
 
 
 def normalise(text: str, *, fold: bool = True) -> Normalised:
@@ -121,43 +120,20 @@ def _find(wanted: str, haystack: str) -> int:
 
 def statements(text: str) -> list[Statement]:
     """The chunk's sentences, list items and table rows, in order, by offsets into `text`."""
-    found: list[Statement] = []
-    header = ""
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        body = line.rstrip("\n")
-        stripped = body.strip()
-        start = offset + len(body) - len(body.lstrip())
-        offset += len(line)
-        if stripped.startswith("|"):
-            if _TABLE_DELIMITER.match(stripped):
-                continue
-            if not header:
-                header = stripped
-                continue
-            found.append(Statement(start=start, end=start + len(stripped), context=header))
-            continue
-        header = ""
-        if not stripped or stripped.startswith("#"):
-            continue
-        found.extend(_sentences(stripped, start))
-    return found
+    return reading.statements(text)
 
 
-def _sentences(line: str, start: int) -> Iterator[Statement]:
-    begin = 0
-    for boundary in _SENTENCE_END.finditer(line):
-        yield Statement(start=start + begin, end=start + boundary.start())
-        begin = boundary.end()
-    yield Statement(start=start + begin, end=start + len(line))
+def plain(text: str) -> str:
+    """Text as a reader takes it: no markup, link words without their targets, whitespace collapsed."""
+    return normalise(text, fold=False).text
 
 
 def quoted_text(text: str, statement: Statement, span: Span) -> str:
     """What the span quotes of one statement, as a reader takes it: a table row's cells each under its header
     ("Fee: $50; Situation: No-show"), a sentence's words without markup."""
     start, end = max(statement.start, span.start), min(statement.end, span.end)
-    if not statement.context:
-        return normalise(text[start:end], fold=False).text
+    if statement.kind != "row":
+        return reading.stated(plain(statement.context), plain(text[start:end]))
     headers = [normalise(cell, fold=False).text for cell in statement.context.strip().strip("|").split("|")]
     pairs = []
     for index, (cell_start, cell_end) in enumerate(_cells(text, statement)):

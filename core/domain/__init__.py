@@ -1,6 +1,6 @@
 """The answer contract: outcomes, citations, principals and audiences, risk. Standard library only."""
 
-from core.domain.chunks import Passage, RetrievedChunk
+from core.domain.chunks import Link, Passage, RetrievedChunk
 from core.domain.errors import CitationInvariantError, DomainError
 from core.domain.outcomes import (
     ANSWERED,
@@ -34,6 +34,7 @@ __all__ = [
     "Clarify",
     "ClarifyOption",
     "DomainError",
+    "Link",
     "Outcome",
     "OutcomeKind",
     "Party",

@@ -5,8 +5,18 @@ from datetime import date
 
 
 @dataclass(frozen=True, kw_only=True)
+class Link:
+    """A link inside a text: the characters `start:end` of the text are its words, `target` where it points."""
+
+    start: int
+    end: int
+    target: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class Passage:
-    """A chunk as a person sees it: where it comes from and what it says."""
+    """A chunk as a person sees it: where it comes from and what it says (its reading form, with the targets
+    of its links kept beside the words)."""
 
     chunk_id: str
     doc_id: str
@@ -16,6 +26,7 @@ class Passage:
     owner: str | None = None
     updated: date | None = None
     url: str | None = None
+    links: tuple[Link, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)

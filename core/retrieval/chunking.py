@@ -1,33 +1,32 @@
-"""Chunking: a document becomes one chunk per heading section, long sections become overlapping windows.
+"""Chunking: a document's sections (from its document model) become chunks, long sections overlapping windows.
 
 Chunks are what the model reads and what a citation points at, so they follow the author's structure
-(headings) and carry their heading path ("Title > Section > Sub"). Ids are derived from that path, not
-from positions, so re-ingesting an unchanged file yields the same ids and editing one section leaves the
-other sections' ids alone. A Markdown table is never cut inside a row, and a window that starts inside a
-table repeats the table's header so its rows still say what their columns mean.
+(headings) and carry their heading path ("Title > Section > Sub"). Their text is the reading form
+(`core.documents.reading`): what a reader reads, so the window counts words, not link targets or markup, and a
+link's target travels beside its words. Windows break between statements, never inside a sentence, a list
+item or a table row; a window that starts inside a table repeats its header, and one that starts inside a list
+repeats the item's lead-ins, so every statement still says what it means. Ids are derived from the heading
+path, not from positions, so re-ingesting an unchanged file yields the same ids and editing one section leaves
+the other sections' ids alone.
 """
 
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Final
 
+from core.documents.model import Link
+from core.documents.reading import Piece, pieces, render
 from core.retrieval.knowledge_base import SourceDocument
 
+CHUNKER_VERSION: Final = "structure-1"
+"""Stored with each document's chunks: a document chunked by another version is chunked again once."""
 MAX_CHARS: Final = 1200
 OVERLAP_CHARS: Final = 200
 SLUG_LIMIT: Final = 48
 PATH_SEPARATOR: Final = " > "
-
-_HEADING: Final = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE: Final = re.compile(r"^ {0,3}(```|~~~)")
-_TABLE_DELIMITER: Final = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[*_]*[A-Z0-9])")
-_BLANK_LINES: Final = re.compile(r"\n[ \t]*\n")
-_INLINE_MARKUP: Final = re.compile(r"\*\*|__|`")
-_LINK: Final = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,21 +38,8 @@ class ChunkDraft:
     heading: str
     text: str
     content_hash: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Section:
-    path: tuple[str, ...]
-    text: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Unit:
-    """The smallest piece a window boundary may fall between: a sentence, a line or a table row."""
-
-    text: str
-    joiner: str
-    table_header: str | None = None
+    links: tuple[Link, ...] = ()
+    page: int | None = None
 
 
 def chunk_document(doc: SourceDocument, *, max_chars: int = MAX_CHARS,
@@ -61,12 +47,14 @@ def chunk_document(doc: SourceDocument, *, max_chars: int = MAX_CHARS,
     """The chunks of one document, in reading order."""
     drafts: list[ChunkDraft] = []
     ids = _ChunkIds(doc.doc_id)
-    for section in _sections(doc):
-        section_id = ids.section(section.path)
-        heading = PATH_SEPARATOR.join(section.path)
-        for number, window in enumerate(split_text(section.text, max_chars=max_chars, overlap=overlap), 1):
+    for path, section_pieces in _sections(doc):
+        section_id = ids.section(path)
+        heading = PATH_SEPARATOR.join(path)
+        for number, run in enumerate(windows(section_pieces, max_chars=max_chars, overlap=overlap), 1):
+            window = render(run)
             drafts.append(ChunkDraft(chunk_id=ids.window(section_id, number), ordinal=len(drafts),
-                                     heading=heading, text=window, content_hash=content_hash(window)))
+                                     heading=heading, text=window.text, content_hash=content_hash(window.text),
+                                     links=window.links, page=window.page))
     return drafts
 
 
@@ -77,38 +65,16 @@ def content_hash(text: str) -> str:
 # -- sections ----------------------------------------------------------------------------------------------
 
 
-def _sections(doc: SourceDocument) -> Iterator[_Section]:
-    """Non-empty heading sections; the text before the first sub-heading is the title's own section."""
-    stack: list[tuple[int, str]] = []
-    lines: list[str] = []
-    fenced = False
-    for line in doc.body.splitlines():
-        if _FENCE.match(line):
-            fenced = not fenced
-        heading = None if fenced else _HEADING.match(line)
-        if heading is None:
-            lines.append(line)
-            continue
-        yield from _section(doc.title, stack, lines)
-        level, text = len(heading.group(1)), clean_heading(heading.group(2))
-        stack = [(lvl, txt) for lvl, txt in stack if lvl < level] + [(level, text)]
-        lines = []
-    yield from _section(doc.title, stack, lines)
-
-
-def _section(title: str, stack: list[tuple[int, str]], lines: list[str]) -> Iterator[_Section]:
-    text = "\n".join(lines).strip("\n").rstrip()
-    if not text.strip():
-        return
-    headings = [heading for _, heading in stack]
-    if headings and stack[0][0] == 1 and _same(headings[0], title):
-        headings = headings[1:]
-    yield _Section(path=(title, *headings), text=text)
-
-
-def clean_heading(raw: str) -> str:
-    """Heading text without inline markup: `**Hotels**` and `[Hotels](url)` are both "Hotels"."""
-    return " ".join(_INLINE_MARKUP.sub("", _LINK.sub(r"\1", raw)).split())
+def _sections(doc: SourceDocument) -> Iterator[tuple[tuple[str, ...], list[Piece]]]:
+    """Non-empty sections with their heading paths; a top heading that repeats the title is the title's own."""
+    structure = doc.content
+    for section in structure.sections:
+        headings = section.headings
+        if headings and headings[0] == structure.title and _same(headings[0], doc.title):
+            headings = headings[1:]
+        section_pieces = pieces(section.blocks)
+        if any(piece.text.strip() for piece in section_pieces):
+            yield (doc.title, *headings), section_pieces
 
 
 def _same(a: str, b: str) -> bool:
@@ -167,88 +133,59 @@ def slug(text: str) -> str:
 # -- windows -----------------------------------------------------------------------------------------------
 
 
-def split_text(text: str, *, max_chars: int = MAX_CHARS, overlap: int = OVERLAP_CHARS) -> list[str]:
-    """`text` itself if short enough, else windows of at most about `max_chars` that overlap by up to
-    `overlap` characters, cut between sentences, lines or table rows."""
-    if len(text) <= max_chars:
-        return [text]
-    windows: list[list[_Unit]] = []
-    current: list[_Unit] = []
-    for unit in _units(text, max_chars):
-        if current and len(_render([*current, unit])) > max_chars:
-            windows.append(current)
+def windows(section: Sequence[Piece], *, max_chars: int = MAX_CHARS,
+            overlap: int = OVERLAP_CHARS) -> list[list[Piece]]:
+    """The section itself if short enough, else runs of pieces of at most about `max_chars` characters as
+    rendered (context included), each after the first opened by up to `overlap` characters of the one before."""
+    runs: list[list[Piece]] = []
+    current: list[Piece] = []
+    for piece in _fitting(section, max_chars):
+        if current and _length([*current, piece]) > max_chars:
+            runs.append(current)
             current = _tail(current, overlap)
-            if len(_render([*current, unit])) > max_chars:
+            if current and _length([*current, piece]) > max_chars:
                 current = []
-        current.append(unit)
+        current.append(piece)
     if current:
-        windows.append(current)
-    return [_render(window) for window in windows]
+        runs.append(current)
+    return runs
 
 
-def _tail(units: list[_Unit], overlap: int) -> list[_Unit]:
-    """The last units of a window, at most `overlap` characters of them, to open the next window with."""
-    taken: list[_Unit] = []
-    for unit in reversed(units[1:]):
-        if len(_render([unit, *taken])) > overlap:
+def _length(run: Sequence[Piece]) -> int:
+    return len(render(run).text)
+
+
+def _tail(run: list[Piece], overlap: int) -> list[Piece]:
+    """The last pieces of a window, at most `overlap` characters of them, to open the next window with."""
+    taken: list[Piece] = []
+    for piece in reversed(run[1:]):
+        if _length([piece, *taken]) > overlap:
             break
-        taken.insert(0, unit)
+        taken.insert(0, piece)
     return taken
 
 
-def _render(units: list[_Unit]) -> str:
-    parts = [units[0].text] if units else []
-    header = units[0].table_header if units else None
-    if header is not None:
-        parts.insert(0, header + "\n")
-    for unit in units[1:]:
-        parts.append(unit.joiner + unit.text)
-    return "".join(parts)
-
-
-def _units(text: str, max_chars: int) -> Iterator[_Unit]:
-    for raw_block in _BLANK_LINES.split(text):
-        block = raw_block.strip("\n")
-        if not block.strip():
+def _fitting(section: Sequence[Piece], max_chars: int) -> Iterator[Piece]:
+    """Every piece, one longer than a window cut into runs of words (a sentence of a thousand words)."""
+    for piece in section:
+        if len(piece.text) <= max_chars:
+            yield piece
             continue
-        lines = block.split("\n")
-        if _is_table(lines):
-            pieces = _table_units(lines)
-        elif len(lines) > 1:
-            pieces = [piece for line in lines for piece in _sentence_units(line, "\n", max_chars)]
-        else:
-            pieces = list(_sentence_units(block, " ", max_chars))
-        first, *rest = pieces
-        yield _Unit(text=first.text, joiner="\n\n", table_header=first.table_header)
-        yield from rest
+        first = True
+        for start, end in _word_runs(piece.text, max_chars):
+            links = tuple(Link(start=max(link.start, start) - start, end=min(link.end, end) - start,
+                               target=link.target) for link in piece.links if link.start < end and start < link.end)
+            yield replace(piece, text=piece.text[start:end], links=links, joiner=piece.joiner if first else " ")
+            first = False
 
 
-def _is_table(lines: list[str]) -> bool:
-    return len(lines) >= 2 and lines[0].lstrip().startswith("|") and bool(_TABLE_DELIMITER.match(lines[1]))
-
-
-def _table_units(lines: list[str]) -> list[_Unit]:
-    """The header (with its delimiter row) as one unit, then one unit per row that repeats the header."""
-    header = "\n".join(lines[:2])
-    return [_Unit(text=header, joiner="\n")] + [
-        _Unit(text=row, joiner="\n", table_header=header) for row in lines[2:]
-    ]
-
-
-def _sentence_units(line: str, joiner: str, max_chars: int) -> Iterator[_Unit]:
-    """A line as sentences (joined by spaces), a sentence longer than a window as word runs."""
-    for index, sentence in enumerate(_SENTENCE_END.split(line)):
-        for part_index, part in enumerate(_word_runs(sentence, max_chars)):
-            yield _Unit(text=part, joiner=joiner if index == part_index == 0 else " ")
-
-
-def _word_runs(sentence: str, max_chars: int) -> Iterator[str]:
-    run = ""
-    for word in sentence.split(" "):
-        if run and len(run) + 1 + len(word) > max_chars:
-            yield run
-            run = word
-        else:
-            run = f"{run} {word}" if run else word
-    if run:
-        yield run
+def _word_runs(text: str, max_chars: int) -> Iterator[tuple[int, int]]:
+    start = 0
+    end = 0
+    for word in re.finditer(r"\S+", text):
+        if end > start and word.end() - start > max_chars:
+            yield start, end
+            start = word.start()
+        end = word.end()
+    if end > start:
+        yield start, end

@@ -22,7 +22,7 @@ from sqlalchemy import JSON, Date, Engine, bindparam, text
 from core.application.ports import Embedder
 from core.domain import Audience, Passage, RetrievedChunk, is_visible
 from core.retrieval.embeddings import VectorStore, as_matrix
-from core.retrieval.index import SqliteIndex
+from core.retrieval.index import SqliteIndex, retrieved_chunk
 from core.retrieval.vector_search import Matrix
 
 log = logging.getLogger(__name__)
@@ -41,12 +41,13 @@ COSINE_ONE: Final = 0.80
 """Cosine mapped to score 0 and 1: MiniLM gives unrelated English sentences cosines up to about 0.3."""
 
 _PASSAGES: Final = text("""
-SELECT c.chunk_id, c.heading, c.text, c.content_hash,
+SELECT c.chunk_id, c.heading, c.text, c.content_hash, c.links,
        d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes,
        (SELECT json_group_array(r.role) FROM document_roles AS r WHERE r.doc_id = d.doc_id) AS roles
 FROM chunks AS c JOIN documents AS d ON d.doc_id = c.doc_id
 WHERE c.chunk_id IN :ids
-""").bindparams(bindparam("ids", expanding=True)).columns(updated=Date(), supersedes=JSON(), roles=JSON())
+""").bindparams(bindparam("ids", expanding=True)).columns(updated=Date(), supersedes=JSON(), roles=JSON(),
+                                                        links=JSON())
 
 
 def cosine_score(cosine: float) -> float:
@@ -159,7 +160,4 @@ def _rescored(chunk: RetrievedChunk, score: float) -> RetrievedChunk:
 
 
 def _retrieved(row: Any) -> RetrievedChunk:
-    passage = Passage(chunk_id=row.chunk_id, doc_id=row.doc_id, title=row.title, heading=row.heading,
-                      text=row.text, owner=row.owner, updated=row.updated, url=row.url)
-    return RetrievedChunk(passage=passage, score=0.0, content_hash=row.content_hash,
-                          supersedes=tuple(row.supersedes or ()))
+    return retrieved_chunk(row, 0.0)

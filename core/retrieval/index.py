@@ -49,7 +49,7 @@ import numpy.typing as npt
 from sqlalchemy import JSON, Connection, Date, Engine, Row, bindparam, text
 
 from core import text as analysis
-from core.domain import Audience, Passage, RetrievedChunk, is_visible
+from core.domain import Audience, Link, Passage, RetrievedChunk, is_visible
 from core.storage.database import supports_full_text
 from core.storage.tables import ChunkRow, DocumentRow, count_rows
 
@@ -137,17 +137,19 @@ class CorpusStats:
 
 
 _PASSAGES: Final = text("""
-SELECT c.fts_rowid, c.chunk_id, c.heading, c.text, c.content_hash,
+SELECT c.fts_rowid, c.chunk_id, c.heading, c.text, c.content_hash, c.links,
        d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes,
        (SELECT json_group_array(r.role) FROM document_roles AS r WHERE r.doc_id = d.doc_id) AS roles
 FROM chunks AS c JOIN documents AS d ON d.doc_id = c.doc_id
 WHERE c.fts_rowid IN :rowids
-""").bindparams(bindparam("rowids", expanding=True)).columns(updated=Date(), supersedes=JSON(), roles=JSON())
+""").bindparams(bindparam("rowids", expanding=True)).columns(updated=Date(), supersedes=JSON(), roles=JSON(),
+                                                            links=JSON())
 _PASSAGE_BY_ID: Final = text("""
-SELECT c.chunk_id, c.heading, c.text, c.content_hash, d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes
+SELECT c.chunk_id, c.heading, c.text, c.content_hash, c.links, d.doc_id, d.title, d.owner, d.updated, d.url,
+       d.supersedes
 FROM chunks AS c JOIN documents AS d ON d.doc_id = c.doc_id
 WHERE c.chunk_id = :chunk_id
-""").columns(updated=Date(), supersedes=JSON())
+""").columns(updated=Date(), supersedes=JSON(), links=JSON())
 _DOCUMENT_ROLES: Final = text("SELECT role FROM document_roles WHERE doc_id = :doc_id")
 _BODIES: Final = text("SELECT rowid, body FROM chunks_fts WHERE rowid IN :rowids").bindparams(
     bindparam("rowids", expanding=True))
@@ -197,7 +199,7 @@ class SqliteIndex:
             roles = frozenset(connection.execute(_DOCUMENT_ROLES, {"doc_id": row.doc_id}).scalars())
         if not is_visible(roles, audience):
             return None
-        return _retrieved(row, 0.0).passage
+        return retrieved_chunk(row, 0.0).passage
 
     def chunk_count(self) -> int:
         return count_rows(self._engine, ChunkRow)
@@ -217,7 +219,8 @@ class SqliteIndex:
             ranked = self._ranked(connection, generation, view, terms, stats, limit=limit)
             passages = _passages(connection, [rowid for rowid, _ in ranked], role_sets)
         ceiling = stats.ceiling(terms)
-        return [_retrieved(passages[rowid], raw / ceiling) for rowid, raw in ranked if rowid in passages]
+        return [retrieved_chunk(passages[rowid], min(1.0, max(0.0, raw / ceiling))) for rowid, raw in ranked
+                if rowid in passages]
 
     def _ranked(self, connection: Connection, generation: "_Generation", view: "_AudienceView",
                 terms: Sequence[str], stats: CorpusStats, *, limit: int) -> list[tuple[int, float]]:
@@ -496,10 +499,13 @@ def _passages(connection: Connection, rowids: list[int],
             if role_sets is None or all(frozenset(row.roles or ()) & party for party in role_sets)}
 
 
-def _retrieved(row: Row[Any], score: float) -> RetrievedChunk:
+def retrieved_chunk(row: Row[Any] | Any, score: float) -> RetrievedChunk:
+    """A passage row (chunk and document columns, on either database) as the pipeline takes it."""
     passage = Passage(chunk_id=row.chunk_id, doc_id=row.doc_id, title=row.title, heading=row.heading,
-                      text=row.text, owner=row.owner, updated=row.updated, url=row.url)
-    return RetrievedChunk(passage=passage, score=min(1.0, max(0.0, score)), content_hash=row.content_hash,
+                      text=row.text, owner=row.owner, updated=row.updated, url=row.url,
+                      links=tuple(Link(start=start, end=end, target=target)
+                                  for start, end, target in (row.links or ())))
+    return RetrievedChunk(passage=passage, score=score, content_hash=row.content_hash,
                           supersedes=tuple(row.supersedes or ()))
 
 

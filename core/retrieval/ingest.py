@@ -31,7 +31,7 @@ from sqlalchemy import Connection, Engine, delete, func, insert, select, text, u
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.application.instructions import instruction_lines
-from core.retrieval.chunking import ChunkDraft, chunk_document
+from core.retrieval.chunking import CHUNKER_VERSION, ChunkDraft, chunk_document
 from core.retrieval.index import index_body
 from core.retrieval.knowledge_base import LoadError, SourceDocument, load_knowledge_base
 from core.storage.database import supports_full_text
@@ -70,6 +70,8 @@ class IngestReport:
     chunks: int = 0
     errors: tuple[LoadError, ...] = ()
     instructions: tuple[InstructionLine, ...] = ()
+    warnings: tuple[LoadError, ...] = ()
+    """What reading a file left out (an HTML block without text, say), by file: ingested, but worth a look."""
     changed_chunk_ids: tuple[str, ...] = ()
     removed_chunk_ids: tuple[str, ...] = ()
 
@@ -83,6 +85,8 @@ class IngestReport:
         if self.instructions:
             count = len(self.instructions)
             line += f"; {count} {'line' if count == 1 else 'lines'} addressed to AI assistants"
+        if self.warnings:
+            line += f"; {len(self.warnings)} {'warning' if len(self.warnings) == 1 else 'warnings'}"
         return line
 
 
@@ -96,6 +100,7 @@ class _Tally:
     removed: list[str] = field(default_factory=list)
     errors: list[LoadError] = field(default_factory=list)
     instructions: list[InstructionLine] = field(default_factory=list)
+    warnings: list[LoadError] = field(default_factory=list)
     changed_chunk_ids: list[str] = field(default_factory=list)
     removed_chunk_ids: list[str] = field(default_factory=list)
 
@@ -103,7 +108,7 @@ class _Tally:
         return IngestReport(
             added=tuple(self.added), updated=tuple(self.updated), unchanged=tuple(self.unchanged),
             removed=tuple(self.removed), chunks=chunks, errors=tuple(self.errors),
-            instructions=tuple(self.instructions),
+            instructions=tuple(self.instructions), warnings=tuple(self.warnings),
             changed_chunk_ids=tuple(self.changed_chunk_ids), removed_chunk_ids=tuple(self.removed_chunk_ids),
         )
 
@@ -115,6 +120,7 @@ class _Stored:
     file_sha256: str
     source_path: str
     supersedes: tuple[str, ...]
+    chunker: str | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,7 +154,9 @@ class Ingestor:
         loaded = load_knowledge_base(root)
         stored = self._stored()
         tally = _Tally(errors=list(loaded.errors),
-                       instructions=[line for document in loaded.documents for line in _instructions(document)])
+                       instructions=[line for document in loaded.documents for line in _instructions(document)],
+                       warnings=[LoadError(path=document.path, reason=warning) for document in loaded.documents
+                                 for warning in document.warnings])
         with self._progress_bar(len(loaded.documents)) as advance:
             for document in loaded.documents:
                 self._ingest_document(document, stored.get(document.doc_id), tally)
@@ -168,7 +176,8 @@ class Ingestor:
         """Run once the documents are in, still under the ingestion lock."""
 
     def _ingest_document(self, document: SourceDocument, previous: _Stored | None, tally: _Tally) -> None:
-        if previous is not None and previous.file_sha256 == document.file_sha256:
+        if (previous is not None and previous.file_sha256 == document.file_sha256
+                and previous.chunker == CHUNKER_VERSION):
             if previous == _fingerprint(document):
                 tally.unchanged.append(document.doc_id)
             elif self._guarded(document.path, tally, lambda c: _refresh_metadata(c, document)):
@@ -242,11 +251,12 @@ class Ingestor:
 
     def _stored(self) -> dict[str, _Stored]:
         columns = select(DocumentRow.doc_id, DocumentRow.file_sha256, DocumentRow.source_path,
-                         DocumentRow.supersedes)
+                         DocumentRow.supersedes, DocumentRow.chunker)
         with self._engine.connect() as connection:
             rows = connection.execute(columns).all()
-        return {doc_id: _Stored(file_sha256=sha, source_path=path, supersedes=tuple(supersedes or ()))
-                for doc_id, sha, path, supersedes in rows}
+        return {doc_id: _Stored(file_sha256=sha, source_path=path, supersedes=tuple(supersedes or ()),
+                                chunker=chunker)
+                for doc_id, sha, path, supersedes, chunker in rows}
 
 
     @contextmanager
@@ -267,7 +277,7 @@ def _instructions(document: SourceDocument) -> list[InstructionLine]:
 
 def _fingerprint(document: SourceDocument) -> _Stored:
     return _Stored(file_sha256=document.file_sha256, source_path=document.path.as_posix(),
-                   supersedes=document.supersedes)
+                   supersedes=document.supersedes, chunker=CHUNKER_VERSION)
 
 
 def _refresh_metadata(connection: Connection, document: SourceDocument) -> None:
@@ -281,6 +291,7 @@ def _document_row(document: SourceDocument, now: datetime) -> dict[str, Any]:
         "doc_id": document.doc_id, "source_path": document.path.as_posix(), "title": document.title,
         "owner": document.owner, "updated": document.updated, "url": document.url,
         "file_sha256": document.file_sha256, "supersedes": list(document.supersedes), "ingested_at": now,
+        "chunker": CHUNKER_VERSION,
     }
 
 
@@ -288,4 +299,5 @@ def _chunk_row(doc_id: str, draft: ChunkDraft, fts_rowid: int | None) -> dict[st
     return {
         "chunk_id": draft.chunk_id, "doc_id": doc_id, "ordinal": draft.ordinal, "heading": draft.heading,
         "text": draft.text, "content_hash": draft.content_hash, "fts_rowid": fts_rowid,
+        "links": [[link.start, link.end, link.target] for link in draft.links] or None,
     }

@@ -1,6 +1,7 @@
 """Loading the knowledge base: a folder of Markdown and text files with optional YAML front matter.
 
-A bad file never stops the others: it becomes a `LoadError` naming its path and saying, in one line, what
+Each file is read by a parser into the document model (`core.documents`); chunking works on that model. A bad
+file never stops the others: it becomes a `LoadError` naming its path and saying, in one line, what
 to fix. Loading is deterministic (files sorted by relative path) so ingestion and its reports are too.
 """
 
@@ -10,12 +11,15 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Final
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from core.documents.markdown import read_markdown
+from core.documents.model import Document
 from core.domain import EVERYONE
 from core.domain.text import storable
 
@@ -28,8 +32,6 @@ SUPERSESSION_REACH: Final = 120
 _DOC_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
 _SUPERSEDES: Final = re.compile(r"\bsupersedes\b", re.IGNORECASE)
 _ID_TAIL: Final = re.compile(r"[A-Za-z0-9._/-]*")
-_TITLE: Final = re.compile(r"^ {0,3}#[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE: Final = re.compile(r"^ {0,3}(```|~~~)")
 _EDITION: Final = re.compile(r"\((?=[^)]*\d)[^)]*\)|\b(?:19|20)\d{2}\b|\b(?:v|version|rev|revision)\s*\d+(?:\.\d+)*\b")
 
 
@@ -49,6 +51,17 @@ class SourceDocument:
     supersedes: tuple[str, ...] = ()
     body_line: int = 1
     """The file's line number of the body's first line (after any front matter), for messages."""
+    structure: Document | None = None
+    """The document as its format's reader read it; None for a Markdown body read on first use."""
+
+    @cached_property
+    def content(self) -> Document:
+        return self.structure if self.structure is not None else read_markdown(self.body)
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What reading the file left out, each with its place: worth telling the page's owner."""
+        return self.content.warnings
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,10 +172,11 @@ def _load_file(path: Path, relative: Path) -> SourceDocument:
         raise InvalidDocument(f"holds a NUL byte at offset {raw.index(0)}: a binary file, not text")
     header, body = _split_front_matter(text)
     meta = _front_matter(header)
+    structure = read_markdown(body)
     return SourceDocument(
         doc_id=meta.id or default_doc_id(relative),
         path=relative,
-        title=meta.title or _first_title(body) or relative.stem,
+        title=meta.title or structure.title or relative.stem,
         owner=meta.owner,
         audience=frozenset(meta.audience),
         updated=meta.updated,
@@ -170,6 +184,7 @@ def _load_file(path: Path, relative: Path) -> SourceDocument:
         body=body,
         file_sha256=hashlib.sha256(raw).hexdigest(),
         body_line=len(text[: len(text) - len(body)].splitlines()) + 1,  # as `instruction_lines` splits them
+        structure=structure,
     )
 
 
@@ -242,19 +257,6 @@ def _describe(error: ValidationError) -> str:
         return f"unknown front-matter key {key!r} (allowed: {allowed})"
     message = str(first["msg"]).removeprefix("Value error, ")
     return f"front-matter key {key!r}: {message}"
-
-
-def _first_title(body: str) -> str | None:
-    """The text of the first `# ` heading outside code fences."""
-    fenced = False
-    for line in body.splitlines():
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        match = None if fenced else _TITLE.match(line)
-        if match:
-            return match.group(1).strip()
-    return None
 
 
 def _reach(body: str, start: int) -> str:

@@ -40,7 +40,7 @@ from core.application.ports import Embedder
 from core.domain import Audience, Passage, RetrievedChunk
 from core.retrieval.embeddings import as_matrix
 from core.retrieval.hybrid import CANDIDATES, EMBEDDING_THREADS, cosine_score, fuse
-from core.retrieval.index import IndexUnavailable
+from core.retrieval.index import IndexUnavailable, retrieved_chunk
 from core.storage.postgres import AUDIENCE_TABLE, TERM_TABLE, VECTOR_TABLE, vector_literal
 from core.storage.tables import ChunkRow, DocumentRow, count_rows
 
@@ -61,9 +61,9 @@ RANKING_BUDGET: Final = 1000
 EF_SEARCH: Final = 64
 """HNSW candidates kept while walking the graph: above the fusion's 30, with room for recall."""
 
-_PASSAGE_COLUMNS: Final = ("c.chunk_id, c.heading, c.text, c.content_hash, "
+_PASSAGE_COLUMNS: Final = ("c.chunk_id, c.heading, c.text, c.content_hash, c.links, "
                            "d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes")
-_PASSAGE_TYPES: Final[dict[str, TypeEngine[Any]]] = {"updated": Date(), "supersedes": JSON()}
+_PASSAGE_TYPES: Final[dict[str, TypeEngine[Any]]] = {"updated": Date(), "supersedes": JSON(), "links": JSON()}
 
 
 def lexical_score(rank: float) -> float:
@@ -347,10 +347,7 @@ def snapshot(engine: Engine) -> Iterator[Connection]:
 
 
 def _retrieved(row: Row[Any], score: float) -> RetrievedChunk:
-    passage = Passage(chunk_id=row.chunk_id, doc_id=row.doc_id, title=row.title, heading=row.heading,
-                      text=row.text, owner=row.owner, updated=row.updated, url=row.url)
-    return RetrievedChunk(passage=passage, score=score, content_hash=row.content_hash,
-                          supersedes=tuple(row.supersedes or ()))
+    return retrieved_chunk(row, score)
 
 
 def _with_score(chunk: RetrievedChunk, score: float) -> RetrievedChunk:

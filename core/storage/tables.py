@@ -89,6 +89,8 @@ class DocumentRow(Base):
     file_sha256: Mapped[str] = mapped_column(String(SHA256_HEX))
     supersedes: Mapped[list[str]] = mapped_column(default=list)
     ingested_at: Mapped[datetime]
+    chunker: Mapped[str | None] = mapped_column(String)
+    """The chunker version that cut the document's chunks (`core.retrieval.chunking.CHUNKER_VERSION`)."""
 
 
 class DocumentRoleRow(Base):
@@ -120,6 +122,8 @@ class ChunkRow(Base):
     text: Mapped[str] = mapped_column(Text)
     content_hash: Mapped[str] = mapped_column(String(SHA256_HEX))
     fts_rowid: Mapped[int | None]
+    links: Mapped[list[Any] | None] = mapped_column(JSON)
+    """The targets of the text's links, `[start, end, target]` by offsets into `text`."""
 
 
 class ChunkEmbeddingRow(Base):

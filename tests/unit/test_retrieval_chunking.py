@@ -8,7 +8,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from core.retrieval import SourceDocument, chunk_document
-from core.retrieval.chunking import split_text
 
 BODY = """# Leave Policy
 
@@ -127,11 +126,13 @@ def test_a_window_growing_in_one_section_does_not_rename_a_later_duplicate() -> 
 def test_a_table_is_never_split_inside_a_row_and_repeats_its_header() -> None:
     rows = "\n".join(f"| City number {n} with a long name | ${n * 10} per night |" for n in range(60))
     table = f"| City | Limit per night |\n|---|---|\n{rows}"
-    windows = split_text(table, max_chars=600, overlap=150)
+    chunks = chunk_document(document(f"# T\n\n## Hotels\n\n{table}\n", doc_id="d", title="T"), max_chars=600,
+                            overlap=150)
+    windows = [chunk.text for chunk in chunks]
     assert len(windows) > 2
     for window in windows:
         lines = window.split("\n")
-        assert lines[:2] == ["| City | Limit per night |", "|---|---|"]
+        assert lines[:2] == ["| City | Limit per night |", "| --- | --- |"]
         assert all(line.startswith("| ") and line.endswith(" |") for line in lines[2:])
     all_rows = {line for window in windows for line in window.split("\n")[2:]}
     assert all_rows == set(rows.split("\n"))

@@ -1,0 +1,411 @@
+"""The reading form: the text of a chunk as stored, indexed, embedded, quoted and shown, and its statements.
+
+Every format's document model is rendered into one plain, regular text, so a chunk of a PDF and a chunk of a
+Markdown page read the same way:
+
+    One paragraph on one line, however the source wrapped it. Its sentences follow each other.
+
+    A lead-in that ends with a colon:
+    - a list item, one line each
+      - a nested item, two spaces deeper
+    1. an ordered item keeps its number
+
+    | Header | Cells |
+    | --- | --- |
+    | a row | on one line |
+
+    > a quoted paragraph
+
+    ```
+    code, as written
+    ```
+
+Blocks are separated by a blank line. Link targets are not in the text: they travel beside it as offsets
+(`Link`). `statements` reads this form back into its statements: a sentence of a paragraph, a list item read
+with its parents' lead-ins, or a table row read with its header. The sentence splitter here is the only one:
+chunk windows break where statements break, and the guard and the extractive model see the same statements.
+
+Standard library only: the application layer reads statements through this module.
+"""
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from core.documents.model import Block, Code, Link, ListBlock, Paragraph, Quote, Table, Text
+
+StatementKind = Literal["sentence", "item", "row", "code"]
+
+INDENT: Final = "  "
+_SENTENCE_END: Final = re.compile(r"[.!?]+[\"'\u201d\u2019)\]*_]*(?=\s+[\"'\u201c\u2018(\[*_]*[A-Z0-9])")
+_LAST_WORD: Final = re.compile(r"(?:^|[\s(\[\"'])([A-Za-z][A-Za-z.]*)[.!?]*$")
+_ABBREVIATIONS: Final = frozenset(
+    """e.g i.e al cf vs approx ca mr mrs ms dr prof st sr jr inc ltd co corp dept est fig figs sec secs
+    art arts ch no nos vol vols pp p para paras jan feb mar apr jun jul aug sep sept oct nov dec mon tue wed thu
+    fri sat sun a.m p.m u.s u.k e.u u.n ph.d b.sc m.sc n.b""".split()
+)
+"""Words whose full stop does not end a sentence when a capital follows: "e.g. Spain", "Dr. Lee", "No. 5"."""
+_LIST_ITEM: Final = re.compile(r"^( *)([-*+]|\d{1,9}[.)])(?: +|$)")
+_QUOTE_PREFIX: Final = re.compile(r"^(?:> ?)+")
+_FENCE: Final = re.compile(r"^ *(```|~~~)")
+_HEADING: Final = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+_TABLE_RULE: Final = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_CLOSING: Final = ".:;,!?"
+
+
+# -- sentences ----------------------------------------------------------------------------------------------
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Where the sentences of prose start and end; a line break ends one too. A full stop after an
+    abbreviation, an initial ("J. Smith") or inside a number does not end one; a bold lead-in ("Travel.
+    Book...") is a sentence of its own."""
+    spans: list[tuple[int, int]] = []
+    offset = 0
+    for line in text.split("\n"):
+        spans.extend((offset + start, offset + end) for start, end in _line_sentences(line))
+        offset += len(line) + 1
+    return spans
+
+
+def _line_sentences(text: str) -> Iterator[tuple[int, int]]:
+    begin = len(text) - len(text.lstrip())
+    for match in _SENTENCE_END.finditer(text):
+        if match.start() < begin or (text[match.start()] == "." and _abbreviated(text[begin:match.start() + 1])):
+            continue
+        yield begin, match.end()
+        begin = match.end()
+        while begin < len(text) and text[begin].isspace():
+            begin += 1
+    end = len(text.rstrip())
+    if end > begin:
+        yield begin, end
+
+
+def _abbreviated(head: str) -> bool:
+    """Does the text up to and including a full stop end with an abbreviation or an initial?"""
+    match = _LAST_WORD.search(head)
+    if match is None:
+        return False
+    word = match.group(1).rstrip(".")
+    return (len(word) == 1 and word.isupper()) or word.lower() in _ABBREVIATIONS
+
+
+# -- rendering ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Piece:
+    """The smallest run of the reading form a chunk window may start or end at: a sentence, a list item, a
+    table row, a code line. `joiner` stands between it and the piece before; `context` is what a window that
+    starts here repeats first so the piece still says what it means (a table's header, a list's lead-ins)."""
+
+    text: str
+    joiner: str = "\n\n"
+    links: tuple[Link, ...] = ()
+    context: tuple["Piece", ...] = ()
+    page: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rendered:
+    text: str
+    links: tuple[Link, ...] = ()
+    page: int | None = None
+
+
+def pieces(blocks: Sequence[Block]) -> list[Piece]:
+    """The pieces of a section's blocks, in reading order."""
+    found: list[Piece] = []
+    lead_in: tuple[Piece, ...] = ()
+    for block in blocks:
+        rendered = _block_pieces(block, lead_in=lead_in, page=block.page)
+        found.extend(rendered)
+        lead_in = _lead_in(rendered) if isinstance(block, Paragraph) else ()
+    return found
+
+
+def render(run: Sequence[Piece]) -> Rendered:
+    """A run of pieces as one text, opened by the first piece's context: the lines it is read with."""
+    context = list(run[0].context) if run else []
+    parts: list[str] = []
+    links: list[Link] = []
+    length = 0
+    for index, piece in enumerate([*context, *run]):
+        joiner = "" if index == 0 else "\n" if index <= len(context) else piece.joiner
+        length += len(joiner)
+        links.extend(Link(start=link.start + length, end=link.end + length, target=link.target)
+                     for link in piece.links)
+        parts.append(joiner + piece.text)
+        length += len(piece.text)
+    page = next((piece.page for piece in run if piece.page is not None), None)
+    return Rendered(text="".join(parts), links=tuple(links), page=page)
+
+
+def _lead_in(paragraph: Sequence[Piece]) -> tuple[Piece, ...]:
+    """A paragraph's last sentence when it ends with a colon: what a list after it continues."""
+    if paragraph and paragraph[-1].text.rstrip().endswith(":"):
+        return (paragraph[-1],)
+    return ()
+
+
+def _block_pieces(block: Block, *, lead_in: tuple[Piece, ...], page: int | None) -> list[Piece]:
+    match block:
+        case Paragraph(text=text):
+            return _sentence_pieces(text, prefix="", joiner="\n\n", page=page)
+        case ListBlock():
+            return _list_pieces(block, depth=0, context=lead_in, joiner="\n\n", page=page)
+        case Table():
+            return _table_pieces(block, page=page)
+        case Quote(blocks=inner):
+            return _quoted(pieces(inner), page=page)
+        case Code(text=code, language=language):
+            return _code_pieces(code, language, page=page)
+    return []
+
+
+def _sentence_pieces(text: Text, *, prefix: str, joiner: str, page: int | None) -> list[Piece]:
+    """A paragraph's sentences; one after a line break the author made starts a line of its own."""
+    found = []
+    previous_end = 0
+    for index, (start, end) in enumerate(sentence_spans(text.text)):
+        lead = prefix if index == 0 else ""
+        between = joiner if index == 0 else "\n" if "\n" in text.text[previous_end:start] else " "
+        found.append(Piece(text=lead + text.text[start:end], joiner=between,
+                           links=_links_within(text.links, start, end, shift=len(lead)), page=page))
+        previous_end = end
+    return found
+
+
+def _list_pieces(block: ListBlock, *, depth: int, context: tuple[Piece, ...], joiner: str,
+                 page: int | None) -> list[Piece]:
+    found: list[Piece] = []
+    for number, item in enumerate(block.items, start=block.start):
+        marker = f"{number}. " if block.ordered else "- "
+        prefix = INDENT * depth + marker
+        words = _flat(item.text)
+        line = Piece(text=prefix + words, joiner=joiner if not found else "\n",
+                     links=tuple(Link(start=link.start + len(prefix), end=link.end + len(prefix),
+                                      target=link.target) for link in item.text.links),
+                     context=context, page=page)
+        found.append(line)
+        for child in item.children:
+            found.extend(_child_pieces(child, depth=depth + 1, context=(*context, line), page=page))
+    return found
+
+
+def _child_pieces(block: Block, *, depth: int, context: tuple[Piece, ...], page: int | None) -> list[Piece]:
+    """A block nested in a list item, indented under it."""
+    if isinstance(block, ListBlock):
+        return _list_pieces(block, depth=depth, context=context, joiner="\n", page=page)
+    indent = INDENT * depth
+    nested = _block_pieces(block, lead_in=(), page=page)
+    return [Piece(text=indent + piece.text.replace("\n", "\n" + indent), joiner="\n" if piece.joiner != " "
+                  else " ", links=_shift(piece.links, len(indent)) if "\n" not in piece.text else (),
+                  context=context, page=page) for piece in nested]
+
+
+def _table_pieces(table: Table, *, page: int | None) -> list[Piece]:
+    width = max([len(table.header), *(len(row) for row in table.rows)])
+    header_row = _row_line(table.header, width)
+    header = Piece(text=header_row.text + "\n" + "| " + " | ".join(["---"] * width) + " |",
+                   links=header_row.links, page=page)
+    rows = [Piece(text=line.text, joiner="\n", links=line.links, context=(header,), page=page)
+            for line in (_row_line(row, width) for row in table.rows) if line.text.strip("| ")]
+    return [header, *rows]
+
+
+def _row_line(cells: Sequence[Text], width: int) -> Rendered:
+    """`| a | b |`, a cell's own pipes read as slashes so cells stay apart."""
+    text = "|"
+    links: list[Link] = []
+    for index in range(width):
+        cell = cells[index] if index < len(cells) else Text(text="")
+        start = len(text) + 1
+        text += " " + _flat(cell).replace("|", "/") + " |"
+        links.extend(Link(start=link.start + start, end=link.end + start, target=link.target)
+                     for link in cell.links)
+    return Rendered(text=text, links=tuple(links))
+
+
+def _quoted(inner: Sequence[Piece], *, page: int | None) -> list[Piece]:
+    """Quoted pieces: every line that starts a line gets `> ` (context pieces too, so a window repeats them
+    quoted)."""
+    def quote(piece: Piece) -> Piece:
+        starts_line = piece.joiner != " "
+        text = ("> " if starts_line else "") + piece.text.replace("\n", "\n> ")
+        links = _shift(piece.links, 2 if starts_line else 0) if "\n" not in piece.text else ()
+        return Piece(text=text, joiner=piece.joiner, links=links,
+                     context=tuple(quote(c) for c in piece.context), page=piece.page if page is None else page)
+    return [quote(piece) for piece in inner]
+
+
+def _code_pieces(code: str, language: str, *, page: int | None) -> list[Piece]:
+    fence = Piece(text=f"```{language}", page=page)
+    lines = [Piece(text=line, joiner="\n", context=(fence,), page=page) for line in code.split("\n")]
+    return [fence, *lines, Piece(text="```", joiner="\n", page=page)]
+
+
+def _flat(text: Text) -> str:
+    return text.text.replace("\n", " ")
+
+
+def _links_within(links: Sequence[Link], start: int, end: int, *, shift: int) -> tuple[Link, ...]:
+    return tuple(Link(start=max(link.start, start) - start + shift, end=min(link.end, end) - start + shift,
+                      target=link.target) for link in links if link.start < end and start < link.end)
+
+
+def _shift(links: Sequence[Link], by: int) -> tuple[Link, ...]:
+    return tuple(Link(start=link.start + by, end=link.end + by, target=link.target) for link in links)
+
+
+# -- statements ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class StatementSpan:
+    """A statement of a reading-form text, by offsets of its own words (no list marker, no quote mark).
+
+    `context` is what it is read with: for a list item, its lead-ins up the nesting ("Request three weeks in
+    advance for:"); for a table row, the header row (`| City | Cap |`)."""
+
+    start: int
+    end: int
+    kind: StatementKind
+    context: str = ""
+
+
+@dataclass(kw_only=True)
+class _ListLevel:
+    indent: int
+    text: str
+
+
+@dataclass(kw_only=True)
+class _State:
+    """What the lines read so far say about the next one, within one quote depth."""
+
+    depth: int = 0
+    header: str = ""
+    """The header row of the table being read."""
+    levels: list[_ListLevel] = field(default_factory=list)
+    """The items the next item may be nested under, outermost first."""
+    list_lead: str = ""
+    """The lead-in of the list being read."""
+    pending_lead: str = ""
+    """The last sentence of the prose just read, when it ends with a colon: the lead-in of a list that follows."""
+    fenced: bool = False
+
+    def reset(self) -> None:
+        self.header, self.list_lead, self.pending_lead = "", "", ""
+        self.levels.clear()
+
+
+def statements(text: str) -> list[StatementSpan]:
+    """The statements of a reading-form text, in order. Text in another form (hand-written Markdown) reads
+    line by line: a line is prose, an item or a row."""
+    found: list[StatementSpan] = []
+    state = _State()
+    offset = 0
+    for raw in text.splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        start = offset
+        offset += len(raw)
+        quoted = _QUOTE_PREFIX.match(line)
+        skip = quoted.end() if quoted else 0
+        depth = line[:skip].count(">")
+        if line[skip:].strip() and depth != state.depth and not state.fenced:
+            state.reset()
+            state.depth = depth
+        found.extend(_line_statements(line[skip:], start + skip, state))
+    return found
+
+
+def _line_statements(line: str, start: int, state: _State) -> Iterator[StatementSpan]:
+    stripped = line.strip()
+    item = _LIST_ITEM.match(line)
+    if _FENCE.match(line):
+        state.fenced = not state.fenced
+        state.pending_lead = ""
+    elif state.fenced:
+        if stripped:
+            begin = start + len(line) - len(line.lstrip())
+            yield StatementSpan(start=begin, end=begin + len(stripped), kind="code")
+    elif not stripped:
+        state.header, state.list_lead = "", ""
+        state.levels.clear()
+    elif stripped.startswith("|"):
+        state.levels.clear()
+        state.list_lead, state.pending_lead = "", ""
+        yield from _row(line, start, state)
+    elif _HEADING.match(line):  # a heading line of hand-written text: the heading path says it already
+        state.header = ""
+    elif item is not None:
+        state.header = ""
+        yield from _item(line, start, item, state)
+    else:
+        state.header = ""
+        yield from _paragraph_line(line, start, state)
+
+
+def _paragraph_line(line: str, start: int, state: _State) -> Iterator[StatementSpan]:
+    indent = len(line) - len(line.lstrip())
+    if state.levels and indent > 0:  # a later paragraph of an item, indented under it
+        while state.levels and state.levels[-1].indent >= indent:
+            state.levels.pop()
+        context = read_with([state.list_lead, *(level.text for level in state.levels)])
+        yield from _prose(line, start, kind="item", context=context, skip=indent)
+        return
+    state.levels.clear()
+    state.list_lead = ""
+    spans = list(_prose(line, start, kind="sentence", context="", skip=indent))
+    last = line[spans[-1].start - start:spans[-1].end - start] if spans else ""
+    state.pending_lead = last if last.endswith(":") else ""
+    yield from spans
+
+
+def _row(line: str, start: int, state: _State) -> Iterator[StatementSpan]:
+    stripped = line.strip()
+    if _TABLE_RULE.match(stripped):
+        return
+    if not state.header:
+        state.header = stripped
+        return
+    begin = start + len(line) - len(line.lstrip())
+    yield StatementSpan(start=begin, end=begin + len(stripped), kind="row", context=state.header)
+
+
+def _item(line: str, start: int, item: re.Match[str], state: _State) -> Iterator[StatementSpan]:
+    indent = len(item.group(1))
+    while state.levels and state.levels[-1].indent >= indent:
+        state.levels.pop()
+    if not state.levels and not state.list_lead:
+        state.list_lead = state.pending_lead
+    state.pending_lead = ""
+    context = read_with([state.list_lead, *(level.text for level in state.levels)])
+    state.levels.append(_ListLevel(indent=indent, text=line[item.end():].strip()))
+    yield from _prose(line, start, kind="item", context=context, skip=item.end())
+
+
+def _prose(line: str, start: int, *, kind: StatementKind, context: str, skip: int) -> Iterator[StatementSpan]:
+    body = line[skip:].rstrip()
+    lead = len(body) - len(body.lstrip())
+    at = start + skip + lead
+    for begin, end in sentence_spans(body.strip()):
+        yield StatementSpan(start=at + begin, end=at + end, kind=kind, context=context)
+
+
+def read_with(context: Sequence[str]) -> str:
+    """Lead-ins read one after another: "Sick leave" and "Paid at:" are "Sick leave: Paid at:"."""
+    read = ""
+    for part in (part.strip() for part in context):
+        if not part:
+            continue
+        read = part if not read else (f"{read} {part}" if read[-1] in _CLOSING else f"{read}: {part}")
+    return read
+
+
+def stated(context: str, own: str) -> str:
+    """A statement as read alone: its context, then its own words."""
+    return read_with([context, own]) if context else own

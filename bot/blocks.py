@@ -26,7 +26,7 @@ from slack_sdk.models.blocks import (
 from bot.surface import Action, clarify_action_id
 from core.application import refusals
 from core.application.presenting import reply_text
-from core.domain import Answered, Citation, Clarify, Outcome, Passage, Refused
+from core.domain import Answered, Citation, Clarify, Link, Outcome, Passage, Refused
 from core.domain.text import storable
 
 SECTION_LIMIT: Final = 3000
@@ -100,7 +100,7 @@ def render(outcome: Outcome, *, question: str, clarification_id: str | None = No
 
 def answer_message(outcome: Answered, *, share_question: str | None = None) -> Message:
     footer = answer_footer(outcome, share_question=share_question)
-    answer = _text_sections(escape(outcome.text), max_blocks=BLOCK_LIMIT - len(footer))
+    answer = _text_sections(_with_cited_links(outcome), max_blocks=BLOCK_LIMIT - len(footer))
     return Message(text=_fallback(outcome), blocks=[*answer, *footer])
 
 
@@ -282,7 +282,7 @@ def passage_message(passage: Passage) -> Message:
     if link:
         about.append(link)
     blocks: list[Block] = [_section(f"*{escape(passage.title)}*{_section_path(passage)}")]
-    blocks += _text_sections(escape(passage.text), max_blocks=PASSAGE_SECTIONS)
+    blocks += _text_sections(linked(passage.text, passage.links), max_blocks=PASSAGE_SECTIONS)
     if about:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=_cut(" · ".join(about)))]))
     return Message(text=_cut(f"{passage.title}: {passage.text}", TEXT_FALLBACK_LIMIT), blocks=blocks)
@@ -323,6 +323,42 @@ def _section_path(passage: Passage) -> str:
     if parts and parts[0] == passage.title:
         parts = parts[1:]
     return "".join(f"{PATH_SEPARATOR}{escape(part)}" for part in parts)
+
+
+def linked(text: str, links: Sequence[Link]) -> str:
+    """Document text as mrkdwn: escaped, each of its links (a web address the document gives) a Slack link."""
+    parts: list[str] = []
+    at = 0
+    for link in sorted(links, key=lambda link: link.start):
+        label = text[link.start:link.end]
+        slack_link = _link(link.target, escape(label)) if link.start >= at and label.strip() else None
+        if slack_link is None:
+            continue
+        parts += [escape(text[at:link.start]), slack_link]
+        at = link.end
+    return "".join([*parts, escape(text[at:])])
+
+
+def _with_cited_links(outcome: Answered) -> str:
+    """The answer's text, escaped; where it repeats the words of a cited passage's link, they link there."""
+    text = outcome.text
+    links: list[Link] = []
+    taken: list[tuple[int, int]] = []
+    for citation in outcome.citations:
+        passage = citation.passage
+        for link in passage.links:
+            words = passage.text[link.start:link.end]
+            found = _word_at(text, words)
+            if found >= 0 and len(words) >= 3 and not any(a < found + len(words) and found < b for a, b in taken):
+                links.append(Link(start=found, end=found + len(words), target=link.target))
+                taken.append((found, found + len(words)))
+    return linked(text, links)
+
+
+def _word_at(text: str, words: str) -> int:
+    """Where `words` first stand in `text` as whole words, or -1."""
+    match = re.search(rf"(?<!\w){re.escape(words)}(?!\w)", text)
+    return match.start() if match else -1
 
 
 def _link(url: str | None, label: str) -> str | None:

@@ -21,7 +21,8 @@ def reply_text(outcome: Outcome) -> str:
 
 def _passage(passage: Passage) -> dict[str, Any]:
     return {"chunk_id": passage.chunk_id, "doc_id": passage.doc_id, "title": passage.title,
-            "heading": passage.heading, "passage": passage.text}
+            "heading": passage.heading, "passage": passage.text,
+            "links": [{"text": passage.text[link.start:link.end], "target": link.target} for link in passage.links]}
 
 
 def outcome_as_dict(outcome: Outcome, answerability: AnswerabilityNote | None = None) -> dict[str, Any]:

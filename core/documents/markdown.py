@@ -42,6 +42,18 @@ _SKIPPED_TAGS: Final = frozenset({"script", "style", "svg", "iframe"})
 _TASK_BOX: Final = ("[ ] ", "[x] ", "[X] ")
 
 
+@dataclass(frozen=True)
+class _Warnings:
+    """Where the reader notes what it left out, and the file line the body starts at."""
+
+    found: list[str]
+    first_line: int
+
+    def add(self, line: int | None, text: str) -> None:
+        where = f"line {self.first_line + line}: " if line is not None else ""
+        self.found.append(where + text)
+
+
 @dataclass(frozen=True, kw_only=True)
 class _Heading:
     level: int
@@ -51,11 +63,12 @@ class _Heading:
 _Event = _Heading | Block
 
 
-def read_markdown(body: str) -> Document:
-    """The document model of a Markdown body (front matter already removed)."""
+def read_markdown(body: str, *, first_line: int = 1) -> Document:
+    """The document model of a Markdown body (front matter already removed); warnings name lines counted from
+    `first_line`, the body's first line in its file."""
     warnings: list[str] = []
     root = SyntaxTreeNode(_PARSER.parse(body))
-    events = list(_events(root.children, warnings))
+    events = list(_events(root.children, _Warnings(warnings, first_line)))
     if not any(isinstance(event, _Heading) and event.level > 1 for event in events):
         events = list(_leads_as_headings(events))
     title = next((event.text for event in events if isinstance(event, _Heading) and event.level == 1), None)
@@ -98,12 +111,12 @@ def _leads_as_headings(events: Sequence[_Event]) -> Iterator[_Event]:
 # -- blocks -------------------------------------------------------------------------------------------------
 
 
-def _events(nodes: Sequence[SyntaxTreeNode], warnings: list[str]) -> Iterator[_Event]:
+def _events(nodes: Sequence[SyntaxTreeNode], warnings: _Warnings) -> Iterator[_Event]:
     for node in nodes:
         yield from _node_events(node, warnings)
 
 
-def _node_events(node: SyntaxTreeNode, warnings: list[str]) -> Iterator[_Event]:
+def _node_events(node: SyntaxTreeNode, warnings: _Warnings) -> Iterator[_Event]:
     match node.type:
         case "heading":
             heading = _inline(node.children[0] if node.children else None).text
@@ -128,7 +141,7 @@ def _node_events(node: SyntaxTreeNode, warnings: list[str]) -> Iterator[_Event]:
             return
 
 
-def _quoted(node: SyntaxTreeNode, warnings: list[str]) -> Iterator[_Event]:
+def _quoted(node: SyntaxTreeNode, warnings: _Warnings) -> Iterator[_Event]:
     """A blockquote's blocks as quotes; a heading inside it is a section heading like any other."""
     run: list[Block] = []
     for event in _events(node.children, warnings):
@@ -143,14 +156,14 @@ def _quoted(node: SyntaxTreeNode, warnings: list[str]) -> Iterator[_Event]:
         yield Quote(blocks=tuple(run))
 
 
-def _list(node: SyntaxTreeNode, warnings: list[str]) -> Iterator[Block]:
+def _list(node: SyntaxTreeNode, warnings: _Warnings) -> Iterator[Block]:
     items = [_item(child, warnings) for child in node.children if child.type == "list_item"]
     if items:
         start = int(node.attrs.get("start", 1) or 1) if node.type == "ordered_list" else 1
         yield ListBlock(items=tuple(items), ordered=node.type == "ordered_list", start=start)
 
 
-def _item(node: SyntaxTreeNode, warnings: list[str]) -> ListItem:
+def _item(node: SyntaxTreeNode, warnings: _Warnings) -> ListItem:
     """An item's paragraphs are its words; the other blocks in it (a sub-list, code) are its children."""
     words: list[Text] = []
     children: list[Block] = []
@@ -181,15 +194,14 @@ def _table(node: SyntaxTreeNode) -> Iterator[Block]:
         yield Table(header=rows[0], rows=tuple(rows[1:]))
 
 
-def _html_block(node: SyntaxTreeNode, warnings: list[str]) -> Iterator[_Event]:
+def _html_block(node: SyntaxTreeNode, warnings: _Warnings) -> Iterator[_Event]:
     reader = _HtmlText()
     reader.feed(node.content)
     reader.close()
     events = reader.events()
     if not events and not node.content.lstrip().startswith("<!--"):
-        line = (node.map[0] + 1) if node.map else "?"
         first = node.content.strip().splitlines()[0][:60] if node.content.strip() else ""
-        warnings.append(f"line {line}: an HTML block without text was left out ({first})")
+        warnings.add(node.map[0] if node.map else None, f"an HTML block without text was left out ({first})")
     yield from events
 
 
@@ -221,7 +233,7 @@ class _TextBuilder:
             self._chars.append("\n")
 
     def open_link(self, target: str, *, tag: str) -> None:
-        self._open.append((self._length_without_space(), target, tag))
+        self._open.append((len(self._chars), target, tag))
 
     def close_link(self, *, tag: str) -> None:
         """Close the innermost link opened by `tag` (a Markdown link, `<a>`, a component with a `url`)."""
@@ -288,9 +300,8 @@ def _write_inline(nodes: Sequence[SyntaxTreeNode], builder: _TextBuilder) -> Non
 def _opens_labelled_line(following: Sequence[SyntaxTreeNode]) -> bool:
     """Does a wrapped line open with a bold label ("**Owner:** People Ops")? Then it is a line of its own, as
     in a list of facts written without list markers; a line wrapped mid-sentence never opens that way."""
-    if not following or following[0].type != "strong":
-        return False
-    return _plain(following[0]).rstrip().endswith((":", "."))
+    opening = [node for node in following if not (node.type == "text" and not node.content.strip())][:1]
+    return bool(opening) and opening[0].type == "strong" and _plain(opening[0]).rstrip().endswith((":", "."))
 
 
 def _plain(node: SyntaxTreeNode) -> str:

@@ -16,6 +16,7 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
+from urllib.parse import urljoin
 
 from core.documents.model import Link
 from core.documents.reading import Piece, pieces, render
@@ -27,6 +28,7 @@ MAX_CHARS: Final = 1200
 OVERLAP_CHARS: Final = 200
 SLUG_LIMIT: Final = 48
 PATH_SEPARATOR: Final = " > "
+_OPENABLE: Final = ("https://", "http://", "mailto:")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,8 +56,19 @@ def chunk_document(doc: SourceDocument, *, max_chars: int = MAX_CHARS,
             window = render(run)
             drafts.append(ChunkDraft(chunk_id=ids.window(section_id, number), ordinal=len(drafts),
                                      heading=heading, text=window.text, content_hash=content_hash(window.text),
-                                     links=window.links, page=window.page))
+                                     links=_resolved(window.links, doc.url), page=window.page))
     return drafts
+
+
+def _resolved(links: Sequence[Link], base: str | None) -> tuple[Link, ...]:
+    """Links as web addresses a reader can open: a relative target ("/handbook/x", "#step-2") resolved against the
+    document's own address; one that cannot be (no address, or another scheme) is left as words."""
+    found = []
+    for link in links:
+        target = urljoin(base, link.target) if base else link.target
+        if target.startswith(_OPENABLE):
+            found.append(replace(link, target=target))
+    return tuple(found)
 
 
 def content_hash(text: str) -> str:

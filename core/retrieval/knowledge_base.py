@@ -172,7 +172,8 @@ def _load_file(path: Path, relative: Path) -> SourceDocument:
         raise InvalidDocument(f"holds a NUL byte at offset {raw.index(0)}: a binary file, not text")
     header, body = _split_front_matter(text)
     meta = _front_matter(header)
-    structure = read_markdown(body)
+    body_line = len(text[: len(text) - len(body)].splitlines()) + 1  # as `instruction_lines` splits them
+    structure = read_markdown(body, first_line=body_line)
     return SourceDocument(
         doc_id=meta.id or default_doc_id(relative),
         path=relative,
@@ -183,7 +184,7 @@ def _load_file(path: Path, relative: Path) -> SourceDocument:
         url=meta.url,
         body=body,
         file_sha256=hashlib.sha256(raw).hexdigest(),
-        body_line=len(text[: len(text) - len(body)].splitlines()) + 1,  # as `instruction_lines` splits them
+        body_line=body_line,
         structure=structure,
     )
 

@@ -17,8 +17,8 @@ VerifierKind = Literal["off", "model"]
 """`model`: one more strict-JSON request per answer to the answering LLM, whose "no" refuses."""
 ReaderKind = Literal["none", "bundled"]
 """`none` (the default): answerability from today's features; `bundled`: our trained cross-encoder reads the
-candidates beside them and checks every claim's quote (the README has both measured: held out, the reader did
-not beat today's features yet, so it is not the default)."""
+candidates beside them and checks every claim's quote (docs/answering.md has both measured: held out, the reader
+did not beat today's features yet, so it is not the default)."""
 EmbedderKind = Literal["auto", "none", "minilm", "openai"]
 """`auto`: the offline MiniLM when the `semantic` extra is installed, else none (plain BM25); `openai`: an
 OpenAI-compatible embeddings endpoint (`SOURCED_EMBEDDING_BASE_URL`, `SOURCED_EMBEDDING_MODEL`)."""

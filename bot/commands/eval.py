@@ -54,7 +54,7 @@ def register(subparsers: Any) -> None:
                     "(false answers, leaks) and refusing when the answer was there.")
     parser.add_argument("--kb", type=Path, required=True, metavar="DIR", help="the knowledge-base folder")
     parser.add_argument("--cases", type=Path, required=True, metavar="FILE",
-                        help="YAML case file (DESIGN section 5)")
+                        help="YAML case file (format: docs/evaluation.md)")
     parser.add_argument("--known-gaps", type=Path, metavar="FILE",
                         help="known gaps (e.g. an evaluation set's owners.yml), added to those of --config")
     parser.add_argument("--config", type=Path, metavar="FILE",

@@ -8,6 +8,7 @@ sections wherever they stand, inside a blockquote too. A page with no headings b
 its bold lead-ins ("**Travel.** Book through..."), the author's own headings on such a page.
 """
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from html.parser import HTMLParser
@@ -40,6 +41,7 @@ _BREAK_TAGS: Final = frozenset({"br", "p", "div", "li", "tr", "table", "ul", "ol
                                 "summary", "blockquote", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "dd", "dt"})
 _SKIPPED_TAGS: Final = frozenset({"script", "style", "svg", "iframe"})
 _TASK_BOX: Final = ("[ ] ", "[x] ", "[X] ")
+_WHITESPACE: Final = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -212,28 +214,39 @@ class _TextBuilder:
     """Text with whitespace runs collapsed as it is written, and links by offsets into it."""
 
     def __init__(self) -> None:
-        self._chars: list[str] = []
+        self._parts: list[str] = []
+        self._length = 0
+        self._last = ""
         self._links: list[Link] = []
         self._open: list[tuple[int, str, str]] = []
         self.lead = 0
 
     def write(self, text: str) -> None:
-        for char in text:
-            if char.isspace():
-                if self._chars and self._chars[-1] not in " \n":
-                    self._chars.append(" ")
-            else:
-                self._chars.append(char)
+        collapsed = _WHITESPACE.sub(" ", text)
+        if collapsed.startswith(" ") and self._last in ("", " ", "\n"):
+            collapsed = collapsed[1:]
+        self._append(collapsed)
 
     def break_line(self) -> None:
         """A line break the author meant (a hard break, or a new line opened by a bold label)."""
-        if self._chars and self._chars[-1] == " ":
-            self._chars.pop()
-        if self._chars and self._chars[-1] != "\n":
-            self._chars.append("\n")
+        if self._last == " ":
+            self._parts[-1] = self._parts[-1][:-1]
+            self._length -= 1
+            self._last = self._parts[-1][-1:] if self._parts[-1] else self._previous_last()
+        if self._last not in ("", "\n"):
+            self._append("\n")
+
+    def _append(self, text: str) -> None:
+        if text:
+            self._parts.append(text)
+            self._length += len(text)
+            self._last = text[-1]
+
+    def _previous_last(self) -> str:
+        return next((part[-1] for part in reversed(self._parts) if part), "")
 
     def open_link(self, target: str, *, tag: str) -> None:
-        self._open.append((len(self._chars), target, tag))
+        self._open.append((self._length, target, tag))
 
     def close_link(self, *, tag: str) -> None:
         """Close the innermost link opened by `tag` (a Markdown link, `<a>`, a component with a `url`)."""
@@ -246,14 +259,11 @@ class _TextBuilder:
                     self._links.append(Link(start=start, end=end, target=target))
                 return
 
-    def mark_lead(self) -> None:
-        self.lead = self._length_without_space()
-
     def _length_without_space(self) -> int:
-        return len(self._chars) - (1 if self._chars and self._chars[-1] in " \n" else 0)
+        return self._length - (1 if self._last in (" ", "\n") else 0)
 
     def build(self) -> Text:
-        text = "".join(self._chars)
+        text = "".join(self._parts)
         stripped = text.lstrip()
         shift = len(text) - len(stripped)
         text = stripped.rstrip()

@@ -39,7 +39,7 @@ StatementKind = Literal["sentence", "item", "row", "code"]
 
 INDENT: Final = "  "
 _SENTENCE_END: Final = re.compile(r"[.!?]+[\"'\u201d\u2019)\]*_]*(?=\s+[\"'\u201c\u2018(\[*_]*[A-Z0-9])")
-_LAST_WORD: Final = re.compile(r"(?:^|[\s(\[\"'])([A-Za-z][A-Za-z.]*)[.!?]*$")
+_LAST_WORD: Final = re.compile(r"(?<![A-Za-z.])([A-Za-z][A-Za-z.]*)[.!?]*$")
 _ABBREVIATIONS: Final = frozenset(
     """e.g i.e al cf vs approx ca mr mrs ms dr prof st sr jr inc ltd co corp dept est fig figs sec secs
     art arts ch no nos vol vols pp p para paras jan feb mar apr jun jul aug sep sept oct nov dec mon tue wed thu
@@ -72,7 +72,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 def _line_sentences(text: str) -> Iterator[tuple[int, int]]:
     begin = len(text) - len(text.lstrip())
     for match in _SENTENCE_END.finditer(text):
-        if match.start() < begin or (text[match.start()] == "." and _abbreviated(text[begin:match.start() + 1])):
+        if match.start() < begin or (text[match.start()] == "." and _abbreviated(text, begin, match.start() + 1)):
             continue
         yield begin, match.end()
         begin = match.end()
@@ -83,9 +83,9 @@ def _line_sentences(text: str) -> Iterator[tuple[int, int]]:
         yield begin, end
 
 
-def _abbreviated(head: str) -> bool:
-    """Does the text up to and including a full stop end with an abbreviation or an initial?"""
-    match = _LAST_WORD.search(head)
+def _abbreviated(text: str, begin: int, end: int) -> bool:
+    """Does `text[begin:end]`, which ends with a full stop, end with an abbreviation or an initial?"""
+    match = _LAST_WORD.search(text, begin, end)
     if match is None:
         return False
     word = match.group(1).rstrip(".")
@@ -141,6 +141,15 @@ def render(run: Sequence[Piece]) -> Rendered:
         length += len(piece.text)
     page = next((piece.page for piece in run if piece.page is not None), None)
     return Rendered(text="".join(parts), links=tuple(links), page=page)
+
+
+def rendered_length(run: Sequence[Piece]) -> int:
+    """`len(render(run).text)`, without rendering: what a chunk window counts as it grows."""
+    if not run:
+        return 0
+    context = run[0].context
+    texts = sum(len(piece.text) for piece in context) + sum(len(piece.text) for piece in run)
+    return texts + len(context) + sum(len(piece.joiner) for piece in run[1:])
 
 
 def _lead_in(paragraph: Sequence[Piece]) -> tuple[Piece, ...]:

@@ -19,7 +19,7 @@ from typing import Final
 from urllib.parse import urljoin
 
 from core.documents.model import Link
-from core.documents.reading import Piece, pieces, render
+from core.documents.reading import Piece, pieces, render, rendered_length
 from core.retrieval.knowledge_base import SourceDocument
 
 CHUNKER_VERSION: Final = "structure-1"
@@ -150,6 +150,8 @@ def windows(section: Sequence[Piece], *, max_chars: int = MAX_CHARS,
             overlap: int = OVERLAP_CHARS) -> list[list[Piece]]:
     """The section itself if short enough, else runs of pieces of at most about `max_chars` characters as
     rendered (context included), each after the first opened by up to `overlap` characters of the one before."""
+    if rendered_length(section) <= max_chars:  # most sections: one window, nothing to cut
+        return [list(section)]
     runs: list[list[Piece]] = []
     current: list[Piece] = []
     for piece in _fitting(section, max_chars):
@@ -165,7 +167,7 @@ def windows(section: Sequence[Piece], *, max_chars: int = MAX_CHARS,
 
 
 def _length(run: Sequence[Piece]) -> int:
-    return len(render(run).text)
+    return rendered_length(run)
 
 
 def _tail(run: list[Piece], overlap: int) -> list[Piece]:

@@ -206,9 +206,9 @@ The kitchen closes at 18:00.
 
 def test_abbreviations_initials_and_numbers_do_not_end_a_sentence() -> None:
     body = ("## Claims\n\nSubmit claims, e.g. taxis and meals, to Dr. J. Smith in Room No. 4 by 5 p.m. Friday. "
-            "The rate is 0.45 per mile. Late claims are refused.\n")
+            "The rate is 0.45 per mile. Late claims are refused. Dr. Lee hears appeals.\n")
     assert texts(body) == ["Submit claims, e.g. taxis and meals, to Dr. J. Smith in Room No. 4 by 5 p.m. Friday.",
-                           "The rate is 0.45 per mile.", "Late claims are refused."]
+                           "The rate is 0.45 per mile.", "Late claims are refused.", "Dr. Lee hears appeals."]
 
 
 def test_a_window_that_starts_inside_a_list_repeats_its_lead_ins() -> None:

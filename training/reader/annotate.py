@@ -15,10 +15,10 @@ A draft is a YAML list, one item per question:
       tags: [missing_number]
       note: "the page says a change needs a ticket, not how long it takes"
 
-Every span must occur verbatim (case, curly quotes, emphasis marks, link targets and runs of spaces aside) in
+Every span must occur verbatim (case, curly quotes, emphasis marks, link targets, tags and runs of spaces aside) in
 the page's source and in the own
-words of exactly one statement (within `in:`; a list item's lead-ins are not its own words), or failing that in
-the text of exactly one; the tool stops at the first that does not, naming it. It warns when an answering
+words of exactly one statement (within `in:`; a list item's lead-ins are not its own words): the one whose own
+words are the span, else the one whose own words hold it, else the one whose text holds it; the tool stops at the first that does not, naming it. It warns when an answering
 statement shares an 8-word run with the dev3 pages, so the dev3 evaluation never measures a memorised sentence.
 """
 
@@ -36,6 +36,7 @@ from training.reader.annotated import (
     HANDBOOKS,
     ROOT,
     AnnotationError,
+    SPAN_TIERS,
     PageStatement,
     load_questions,
     normalised,
@@ -46,6 +47,8 @@ DEV3_KB: Final = ROOT / "benchmarks" / "sets" / "dev3" / "kb"
 RUN_WORDS: Final = 8
 LINK: Final = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 """A Markdown link: its words are the page's, its target is not (a span may run across a link's words)."""
+TAG: Final = re.compile(r"<[^<>\n]+>")
+"""An HTML or site-component tag (`<PrivateLink url="...">`): markup around the page's words, not words."""
 
 
 def data_file(page: str) -> Path:
@@ -67,9 +70,11 @@ def find(span: str, within: str | None, statements: tuple[PageStatement, ...], s
     if normalised(span) not in source:
         raise AnnotationError(f"span {span!r} is not verbatim in the page")
     inside = [s for s in statements if within is None or within.casefold() in s.heading.casefold()]
-    holding = [s for s in inside if normalised(span) in normalised(s.own)]
-    if len(holding) != 1:
-        holding = [s for s in inside if normalised(span) in normalised(s.text)]
+    holding: list[PageStatement] = []
+    for holds in SPAN_TIERS:
+        holding = [s for s in inside if holds(normalised(span), s)]
+        if len(holding) == 1:
+            break
     if len(holding) != 1:
         where = "".join(f"\n    {s.heading}: {s.text}" for s in holding)
         raise AnnotationError(f"span {span!r} (in {within!r}) is in {len(holding)} statements{where}")
@@ -106,7 +111,7 @@ def word_runs(text: str) -> set[tuple[str, ...]]:
 def write(page: str, draft: Path) -> None:
     items = yaml.safe_load(draft.read_text(encoding="utf-8")) or []
     statements = page_statements(page)
-    source = normalised(LINK.sub(r"\1", (HANDBOOKS / page).read_text(encoding="utf-8")))
+    source = normalised(TAG.sub("", LINK.sub(r"\1", (HANDBOOKS / page).read_text(encoding="utf-8"))))
     lines = [record(page, number, item, statements, source) for number, item in enumerate(items, start=1)]
     avoid: set[tuple[str, ...]] = set()
     for path in sorted(DEV3_KB.glob("*.md")):

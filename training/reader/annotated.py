@@ -224,6 +224,15 @@ def _evidence(record: dict[str, Any], key: str, where: str) -> tuple[Evidence, .
 
 # -- re-finding and negatives -------------------------------------------------------------------------------
 
+SPAN_TIERS: Final = (
+    lambda span, s: span == normalised(s.own),
+    lambda span, s: span in normalised(s.own),
+    lambda span, s: span in normalised(s.text),
+)
+"""How a span finds its statement, best first: it is the statement's own words, it is in them, it is in its
+text (a list item's lead-ins are in the text of every item they lead)."""
+
+
 
 def resolve(question: AnnotatedQuestion, statements: Sequence[PageStatement]) -> Resolved:
     """The page's statements the question's evidence names: each by its exact text (its own section first),
@@ -248,14 +257,15 @@ def _by_text(evidence: Evidence, statements: Sequence[PageStatement]) -> PageSta
 
 
 def _by_span(evidence: Evidence, statements: Sequence[PageStatement]) -> PageStatement | None:
-    """The statement whose own words hold the span (a lead-in repeats in every item it leads), else the one
-    whose text holds it; each time preferring the recorded section."""
+    """The statement whose own words are the span, else hold it (a lead-in repeats in every item it leads),
+    else whose text holds it; each time preferring the recorded section."""
     span = normalised(evidence.span)
-    for words in (lambda s: s.own, lambda s: s.text):
-        match = _preferring_section([s for s in statements if span in normalised(words(s))], evidence.heading)
+    for holds in SPAN_TIERS:
+        match = _preferring_section([s for s in statements if holds(span, s)], evidence.heading)
         if match is not None:
             return match
     return None
+
 
 
 def _preferring_section(candidates: Sequence[PageStatement], heading: str) -> PageStatement | None:

@@ -15,11 +15,11 @@ A draft is a YAML list, one item per question:
       tags: [missing_number]
       note: "the page says a change needs a ticket, not how long it takes"
 
-Every span must occur verbatim (case, curly quotes, emphasis marks, link targets, tags and runs of spaces aside) in
-the page's source and in the own
-words of exactly one statement (within `in:`; a list item's lead-ins are not its own words): the one whose own
-words are the span, else the one whose own words hold it, else the one whose text holds it; the tool stops at the first that does not, naming it. It warns when an answering
-statement shares an 8-word run with the dev3 pages, so the dev3 evaluation never measures a memorised sentence.
+Every span must occur verbatim (case, curly quotes, emphasis marks, link targets, tags and runs of spaces aside)
+in the page's source, and pick exactly one statement (within `in:`): the one whose own words are the span, else
+the one whose own words hold it (a list item's lead-ins are not its own words), else the one whose text holds it.
+The tool stops at the first span that does not, naming it. It warns when an answering statement shares an 8-word
+run with the dev3 pages, so the dev3 evaluation never measures a memorised sentence.
 """
 
 import argparse
@@ -35,8 +35,8 @@ from training.reader.annotated import (
     DATA,
     HANDBOOKS,
     ROOT,
-    AnnotationError,
     SPAN_TIERS,
+    AnnotationError,
     PageStatement,
     load_questions,
     normalised,

@@ -15,6 +15,7 @@ from training.reader.annotated import (
     pairs,
     refind_report,
     resolve,
+    spans_alone,
 )
 
 PAGE = "acme/handbook/travel.mdx"
@@ -153,3 +154,24 @@ def test_ids_are_unique_across_files(tmp_path: Path) -> None:
 
     with pytest.raises(AnnotationError, match="duplicate id 't-6'"):
         load_questions(data)
+
+
+def test_a_question_on_a_page_kept_for_evaluation_is_refused(tmp_path: Path) -> None:
+    split = tmp_path / "page_split.txt"
+    split.write_text(f"# the split\ntrain: acme/handbook/other.md\ndev3: {PAGE}\n", encoding="utf-8")
+    data = write_lines(tmp_path / "data", record("t-7", "q?", answerable=True, answers=[answer("h", "s", "s")]))
+
+    with pytest.raises(AnnotationError, match="dev3 page"):
+        load_questions(data, split=split)
+    assert load_questions(data, split=tmp_path / "absent.txt")[0].id == "t-7"
+
+
+def test_the_spans_alone_find_the_statements_the_texts_find(tmp_path: Path) -> None:
+    handbooks = write_page(tmp_path / "pages")
+    data = write_lines(tmp_path / "data", record(
+        "t-8", "do hotels get booked for me?", answerable=True,
+        answers=[answer("Travel at Acme > Hotels", "Hotels are booked by the office team.", "by the office team")]),
+        record("t-9", "is business class ok on long flights?", answerable=True,
+               answers=[answer("Travel at Acme > Booking", "Economy is the default on every flight.", "Economy")]))
+
+    assert spans_alone(load_questions(data), handbooks=handbooks) == (2, 2)

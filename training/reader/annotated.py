@@ -12,7 +12,7 @@ Negatives follow the order of issue 33: the other statements of the question's s
 statements are the ones Sourced reads: the page converted like an evaluation set's page (its own front matter
 replaced, MDX import/export lines dropped), chunked by `chunk_document`, split by `split_statements`.
 
-    python -m training.reader.annotated             # how many questions re-find their statements, per page
+    python -m training.reader.annotated [--spans-alone]   # how many questions re-find their statements, per page
 """
 
 import argparse
@@ -21,7 +21,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -35,6 +35,8 @@ from training.reader.pairs import Pair
 ROOT: Final = Path(__file__).resolve().parents[2]
 HANDBOOKS: Final = ROOT.parent / "shared" / "reader-data" / "handbooks"
 DATA: Final = Path(__file__).resolve().parent / "data"
+SPLIT: Final = ROOT / "benchmarks" / "sets" / "dev3" / "page_split.txt"
+"""The fixed split of the staged PostHog pages: `dev3` (evaluation only) or `train` (these questions)."""
 SOURCE: Final = "annotated"
 
 _FENCE: Final = re.compile(r"^\s*(```|~~~)")
@@ -164,8 +166,10 @@ def normalised(text: str) -> str:
 # -- loading ------------------------------------------------------------------------------------------------
 
 
-def load_questions(folder: Path = DATA) -> list[AnnotatedQuestion]:
-    """Every question of every `*.jsonl` file in the folder, in file and line order; ids are unique."""
+def load_questions(folder: Path = DATA, *, split: Path = SPLIT) -> list[AnnotatedQuestion]:
+    """Every question of every `*.jsonl` file in the folder, in file and line order; ids are unique, and no
+    question is on a page the split keeps for evaluation."""
+    held_out = evaluation_pages(split)
     questions: list[AnnotatedQuestion] = []
     seen: set[str] = set()
     for path in sorted(folder.glob("*.jsonl")):
@@ -175,9 +179,19 @@ def load_questions(folder: Path = DATA) -> list[AnnotatedQuestion]:
             question = _parse(line, where=f"{path.name}:{number}")
             if question.id in seen:
                 raise AnnotationError(f"{path.name}:{number}: duplicate id {question.id!r}")
+            if question.page in held_out:
+                raise AnnotationError(f"{path.name}:{number}: {question.page} is a dev3 page, never trained on")
             seen.add(question.id)
             questions.append(question)
     return questions
+
+
+def evaluation_pages(split: Path = SPLIT) -> frozenset[str]:
+    """The pages `page_split.txt` marks `dev3` (lines `dev3: <page>`): measured on, never trained on."""
+    if not split.exists():
+        return frozenset()
+    marked = (line.partition(": ") for line in split.read_text(encoding="utf-8").splitlines())
+    return frozenset(page.strip() for mark, _, page in marked if mark == "dev3")
 
 
 def _parse(line: str, *, where: str) -> AnnotatedQuestion:
@@ -333,12 +347,28 @@ def refind_report(questions: Sequence[AnnotatedQuestion], *, handbooks: Path = H
     return RefindReport(per_page=per_page, missing=tuple(missing))
 
 
+def spans_alone(questions: Sequence[AnnotatedQuestion], *, handbooks: Path = HANDBOOKS) -> tuple[int, int]:
+    """How many questions their spans alone re-find, to the same statements their texts find: what the data
+    would keep if every statement's reading changed. Returns (same statements, questions)."""
+    same = 0
+    for question in questions:
+        statements = page_statements(question.page, handbooks=handbooks)
+        blanked = replace(question, answers=tuple(replace(e, statement="") for e in question.answers),
+                          decoys=tuple(replace(e, statement="") for e in question.decoys))
+        by_span = resolve(blanked, statements)
+        same += by_span.refound and by_span.found == resolve(question, statements).found
+    return same, len(questions)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="Re-find every annotated question's statements on its page.")
     parser.add_argument("--data", type=Path, default=DATA, help="folder of *.jsonl files")
     parser.add_argument("--pages", type=Path, default=HANDBOOKS, help="the staged handbooks folder")
+    parser.add_argument("--spans-alone", action="store_true",
+                        help="also report how many questions the answer spans alone re-find (statement texts ignored)")
     args = parser.parse_args()
-    report = refind_report(load_questions(args.data), handbooks=args.pages)
+    questions = load_questions(args.data)
+    report = refind_report(questions, handbooks=args.pages)
     print(f"{'page':60} {'answerable':>10} {'near miss':>9} {'by text':>8} {'by span':>8} {'missing':>8}")
     for page, counts in sorted(report.per_page.items()):
         print(f"{page.removeprefix('posthog/contents/handbook/'):60} {counts['answerable']:10} "
@@ -348,6 +378,9 @@ def main() -> int:
           f"{total['by_span']:8} {total['by_missing']:8}")
     for question_id in report.missing:
         print(f"not re-found: {question_id}")
+    if args.spans_alone:
+        same, total_questions = spans_alone(questions, handbooks=args.pages)
+        print(f"spans alone re-find the same statements for {same} of {total_questions} questions")
     return 1 if report.missing else 0
 
 

@@ -22,7 +22,7 @@ Exit 1 on any error; warnings (long pages, overlaps) are printed and do not fail
 import argparse
 import re
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Final
 
@@ -142,11 +142,9 @@ def main() -> int:
     for folder in args.overlap:
         for doc_id, count in overlaps(loaded.documents, folder).items():
             print(f"warning: {doc_id} shares {count} {RUN_WORDS}-word runs with {folder}")
-    by_kind = defaultdict(int)
-    for case in cases:
-        by_kind[case.expect] += 1
+    by_kind = Counter(case.expect for case in cases)
     print(f"{len(docs)} documents, {len(cases)} cases: "
-          + ", ".join(f"{count} {kind}" for kind, count in sorted(by_kind.items(), key=lambda kv: -kv[1])))
+          + ", ".join(f"{count} {kind}" for kind, count in by_kind.most_common()))
     for error in errors:
         print(f"error: {error}")
     return 1 if errors else 0

@@ -23,6 +23,7 @@ import argparse
 import re
 import sys
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -119,35 +120,52 @@ def overlaps(documents: tuple[SourceDocument, ...], folder: Path) -> dict[str, i
     return {doc_id: count for doc_id, count in counts.items() if count}
 
 
+@dataclass(frozen=True, kw_only=True)
+class Checked:
+    documents: tuple[SourceDocument, ...]
+    cases: tuple[Case, ...]
+    errors: tuple[str, ...]
+
+    @property
+    def summary(self) -> str:
+        kinds = Counter(case.expect for case in self.cases).most_common()
+        return (f"{len(self.documents)} documents, {len(self.cases)} cases: "
+                + ", ".join(f"{count} {kind}" for kind, count in kinds))
+
+
+def check_set(folder: Path) -> Checked:
+    """Every error of the set in `folder` (kb/, cases.yaml, and owners.yml, absent_terms.yml where present)."""
+    loaded = load_knowledge_base(folder / "kb")
+    errors = [f"kb: {error}" for error in loaded.errors]
+    docs = {document.doc_id: document for document in loaded.documents}
+    texts = sections(loaded.documents)
+    cases = load_cases(folder / "cases.yaml")
+    for case in cases:
+        errors += [f"{case.id}: {error}" for error in check_case(case, docs, texts)]
+    gaps_file = folder / "owners.yml"
+    errors += check_gaps(cases, load_known_gaps(gaps_file) if gaps_file.exists() else ())
+    probes_file = folder / "absent_terms.yml"
+    probes = yaml.safe_load(probes_file.read_text(encoding="utf-8")) if probes_file.exists() else {}
+    corpus = "\n".join(path.read_text(encoding="utf-8") for path in sorted((folder / "kb").rglob("*"))
+                       if path.is_file()).casefold()
+    errors += check_absent(cases, probes or {}, corpus)
+    return Checked(documents=loaded.documents, cases=cases, errors=tuple(errors))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("set", type=Path, help="the set's folder (kb/, cases.yaml, owners.yml, absent_terms.yml)")
     parser.add_argument("--overlap", type=Path, action="append", default=[], metavar="DIR",
                         help="count the 8-word runs the kb shares with the pages under DIR (repeatable)")
     args = parser.parse_args()
-    loaded = load_knowledge_base(args.set / "kb")
-    errors = [f"kb: {error}" for error in loaded.errors]
-    docs = {document.doc_id: document for document in loaded.documents}
-    texts = sections(loaded.documents)
-    cases = load_cases(args.set / "cases.yaml")
-    for case in cases:
-        errors += [f"{case.id}: {error}" for error in check_case(case, docs, texts)]
-    gaps_file = args.set / "owners.yml"
-    errors += check_gaps(cases, load_known_gaps(gaps_file) if gaps_file.exists() else ())
-    probes_file = args.set / "absent_terms.yml"
-    probes = yaml.safe_load(probes_file.read_text(encoding="utf-8")) if probes_file.exists() else {}
-    corpus = "\n".join(path.read_text(encoding="utf-8") for path in sorted((args.set / "kb").rglob("*"))
-                       if path.is_file()).casefold()
-    errors += check_absent(cases, probes or {}, corpus)
+    checked = check_set(args.set)
     for folder in args.overlap:
-        for doc_id, count in overlaps(loaded.documents, folder).items():
+        for doc_id, count in overlaps(checked.documents, folder).items():
             print(f"warning: {doc_id} shares {count} {RUN_WORDS}-word runs with {folder}")
-    by_kind = Counter(case.expect for case in cases)
-    print(f"{len(docs)} documents, {len(cases)} cases: "
-          + ", ".join(f"{count} {kind}" for kind, count in by_kind.most_common()))
-    for error in errors:
+    print(checked.summary)
+    for error in checked.errors:
         print(f"error: {error}")
-    return 1 if errors else 0
+    return 1 if checked.errors else 0
 
 
 if __name__ == "__main__":

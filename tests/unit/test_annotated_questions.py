@@ -175,3 +175,8 @@ def test_the_spans_alone_find_the_statements_the_texts_find(tmp_path: Path) -> N
                answers=[answer("Travel at Acme > Booking", "Economy is the default on every flight.", "Economy")]))
 
     assert spans_alone(load_questions(data), handbooks=handbooks) == (2, 2)
+
+
+def test_a_page_that_is_not_staged_is_an_error_naming_where_the_pages_belong(tmp_path: Path) -> None:
+    with pytest.raises(AnnotationError, match=r"reader-data/handbooks"):
+        page_statements(PAGE, handbooks=tmp_path / "nowhere")

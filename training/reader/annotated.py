@@ -107,7 +107,11 @@ class Resolved:
 
 def page_document(page: str, *, handbooks: Path = HANDBOOKS) -> SourceDocument:
     """The page as a knowledge-base document: its front matter replaced by a title, MDX lines dropped."""
-    raw = (handbooks / page).read_bytes().decode("utf-8")
+    path = handbooks / page
+    if not path.is_file():
+        raise AnnotationError(f"{page} is not under {handbooks}: the staged pages (../shared/reader-data/handbooks "
+                              f"beside the checkout) are needed to read the questions' statements")
+    raw = path.read_bytes().decode("utf-8")
     title, body = _title_and_body(raw)
     return SourceDocument(doc_id=Path(page).stem, path=Path(page), title=title or Path(page).stem, owner=None,
                           audience=frozenset({"everyone"}), updated=None, url=None, body=body, file_sha256="")
@@ -367,8 +371,12 @@ def main() -> int:
     parser.add_argument("--spans-alone", action="store_true",
                         help="also report how many questions the answer spans alone re-find (statement texts ignored)")
     args = parser.parse_args()
-    questions = load_questions(args.data)
-    report = refind_report(questions, handbooks=args.pages)
+    try:
+        questions = load_questions(args.data)
+        report = refind_report(questions, handbooks=args.pages)
+    except AnnotationError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     print(f"{'page':60} {'answerable':>10} {'near miss':>9} {'by text':>8} {'by span':>8} {'missing':>8}")
     for page, counts in sorted(report.per_page.items()):
         print(f"{page.removeprefix('posthog/contents/handbook/'):60} {counts['answerable']:10} "

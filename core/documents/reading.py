@@ -30,7 +30,7 @@ Standard library only: the application layer reads statements through this modul
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
 from core.documents.model import Block, Code, Link, ListBlock, Paragraph, Quote, Table, Text
@@ -205,14 +205,12 @@ def _list_pieces(block: ListBlock, *, depth: int, context: tuple[Piece, ...], jo
 
 
 def _child_pieces(block: Block, *, depth: int, context: tuple[Piece, ...], page: int | None) -> list[Piece]:
-    """A block nested in a list item, indented under it."""
+    """A block nested in a list item, indented under it, read after the item's lead-ins and its own context."""
     if isinstance(block, ListBlock):
         return _list_pieces(block, depth=depth, context=context, joiner="\n", page=page)
-    indent = INDENT * depth
     nested = _block_pieces(block, lead_in=(), page=page)
-    return [Piece(text=indent + piece.text.replace("\n", "\n" + indent), joiner="\n" if piece.joiner != " "
-                  else " ", links=_shift(piece.links, len(indent)) if "\n" not in piece.text else (),
-                  context=context, page=page) for piece in nested]
+    return [_prefixed(replace(piece, joiner=" " if piece.joiner == " " else "\n"), INDENT * depth,
+                      context=context) for piece in nested]
 
 
 def _table_pieces(table: Table, *, page: int | None) -> list[Piece]:
@@ -239,15 +237,22 @@ def _row_line(cells: Sequence[Text], width: int) -> Rendered:
 
 
 def _quoted(inner: Sequence[Piece], *, page: int | None) -> list[Piece]:
-    """Quoted pieces: every line that starts a line gets `> ` (context pieces too, so a window repeats them
-    quoted)."""
-    def quote(piece: Piece) -> Piece:
-        starts_line = piece.joiner != " "
-        text = ("> " if starts_line else "") + piece.text.replace("\n", "\n> ")
-        links = _shift(piece.links, 2 if starts_line else 0) if "\n" not in piece.text else ()
-        return Piece(text=text, joiner=piece.joiner, links=links,
-                     context=tuple(quote(c) for c in piece.context), page=piece.page if page is None else page)
-    return [quote(piece) for piece in inner]
+    """Quoted pieces: each of their lines opens with `> ` (their context's too, so a window repeats it quoted)."""
+    return [replace(_prefixed(piece, "> "), page=piece.page if page is None else page) for piece in inner]
+
+
+def _prefixed(piece: Piece, prefix: str, *, context: tuple[Piece, ...] = (), line_start: bool = False) -> Piece:
+    """The piece with `prefix` opening each of its lines (the first too, unless the piece continues a line),
+    its links moved with its words; `context` goes before its own context, which is prefixed alike."""
+    first = prefix if line_start or piece.joiner != " " else ""
+
+    def moved(offset: int) -> int:
+        return offset + len(first) + len(prefix) * piece.text.count("\n", 0, offset)
+
+    links = tuple(Link(start=moved(link.start), end=moved(link.end), target=link.target) for link in piece.links)
+    own = tuple(_prefixed(piece, prefix, line_start=True) for piece in piece.context)
+    return Piece(text=first + piece.text.replace("\n", "\n" + prefix), joiner=piece.joiner, links=links,
+                 context=(*context, *own), page=piece.page)
 
 
 def _code_pieces(code: str, language: str, *, page: int | None) -> list[Piece]:
@@ -265,8 +270,6 @@ def _links_within(links: Sequence[Link], start: int, end: int, *, shift: int) ->
                       target=link.target) for link in links if link.start < end and start < link.end)
 
 
-def _shift(links: Sequence[Link], by: int) -> tuple[Link, ...]:
-    return tuple(Link(start=link.start + by, end=link.end + by, target=link.target) for link in links)
 
 
 # -- statements ---------------------------------------------------------------------------------------------

@@ -225,3 +225,21 @@ def test_a_window_that_starts_inside_a_list_repeats_its_lead_ins() -> None:
 def test_the_same_file_read_twice_gives_the_same_chunk_ids_and_texts() -> None:
     body = "# Office Handbook\n\n## Devices\n\nOnly approved phones can be connected.\n\n- one\n  - two\n"
     assert chunk_document(document(body)) == chunk_document(document(body))
+
+
+def test_a_table_nested_in_a_list_or_a_quote_keeps_its_header_and_links() -> None:
+    body = """## Hotels
+
+- Europe:
+  | City | Nightly cap |
+  |---|---|
+  | [Dublin](https://wiki.example.com/dublin) | EUR 210 |
+
+> | Region | Per diem |
+> |---|---|
+> | [Asia](https://wiki.example.com/asia) | USD 80 |
+"""
+    assert texts(body) == ["Europe:", "City: Dublin; Nightly cap: EUR 210", "Region: Asia; Per diem: USD 80"]
+    (chunk,) = chunk_document(document(body))
+    assert [(chunk.text[link.start:link.end], link.target) for link in chunk.links] == [
+        ("Dublin", "https://wiki.example.com/dublin"), ("Asia", "https://wiki.example.com/asia")]

@@ -24,6 +24,9 @@ NOTION_ID: Final = re.compile(r"\s+[0-9a-f]{32}$")
 """The page id Notion appends to a file or folder name."""
 _EDITED: Final = re.compile(r"^(?:last edited time|last edited|updated|last updated)\s*:\s*(.+)$",
                             re.IGNORECASE | re.MULTILINE)
+_PROPERTY: Final = re.compile(r"^[A-Z][\w ]{0,40}: \S")
+_TIMES: Final = re.compile(r"^(?:last edited time|last edited|created time|created|last updated|updated)\s*:",
+                           re.IGNORECASE)
 _WRITTEN_DAYS: Final = ("%B %d, %Y %I:%M %p", "%B %d, %Y", "%b %d, %Y %I:%M %p", "%b %d, %Y", "%d/%m/%Y",
                         "%Y/%m/%d")
 _EDITED_COLUMNS: Final = ("last edited time", "last edited", "updated", "last updated")
@@ -42,9 +45,25 @@ def without_id(name: str) -> str:
 
 
 def read_notion_page(body: str) -> Document:
-    document = read_markdown(body)
     edited = _EDITED.search(body[:4000])
+    document = read_markdown(_properties_apart(body))
     return replace(document, updated=_day(edited.group(1)) if edited else None)
+
+
+def _properties_apart(body: str) -> str:
+    """The page's properties (the "Owner: IT Desk" lines Notion writes under the title) each a paragraph of
+    its own, so one never runs into the next; the edit times are metadata and go."""
+    lines = body.split("\n")
+    start = next((index + 1 for index, line in enumerate(lines) if line.startswith("# ")), 0)
+    index = start
+    while index < len(lines) and not lines[index].strip():
+        index += 1
+    kept = lines[:index]
+    while index < len(lines) and _PROPERTY.match(lines[index]):
+        if not _TIMES.match(lines[index]):
+            kept += [lines[index], ""]
+        index += 1
+    return "\n".join(kept + lines[index:])
 
 
 def read_csv(text: str) -> Document:

@@ -46,6 +46,9 @@ FORMATS: Final[dict[str, Format]] = {
     ".pdf": "pdf", ".docx": "docx", ".pptx": "pptx", ".html": "html", ".htm": "html", ".csv": "csv",
 }
 SUFFIXES: Final = frozenset(FORMATS)
+PAGE_FORMATS: Final = frozenset({"markdown", "text", "notion"})
+"""Formats whose default id is the path without its extension, as it always was; the others keep it
+(`report.pdf`, `report.docx`), since an export often stands beside the file it was made from."""
 TEXT_FORMATS: Final = frozenset({"markdown", "text", "html", "csv", "notion"})
 MAX_FILE_BYTES: Final = 10_000_000
 """A handbook page is kilobytes; past this a text file is an export or a mistake, and would stall the chunker."""
@@ -249,7 +252,7 @@ def _load_file(path: Path, relative: Path, rules: tuple[SourceRule, ...]) -> Sou
     kind = FORMATS[path.suffix.lower()]
     read = _read_text_file(path, kind, relative) if kind in TEXT_FORMATS else _read_binary_file(path, kind)
     meta = read.meta
-    doc_id = meta.id or default_doc_id(relative)
+    doc_id = meta.id or default_doc_id(relative) + ("" if read.format in PAGE_FORMATS else path.suffix.lower())
     posix = PurePosixPath(relative.as_posix())
     rule = first_match(rules, posix)
     updated, updated_from = _updated(meta, read.structure, path)

@@ -35,7 +35,7 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not (slow or postgres or property or e2e)"
 
-# build the wheel, install it into a fresh venv with [semantic], run demo, doctor and ask outside the clone
+# build the wheel, install it into a fresh venv with [semantic,formats], run demo, doctor and ask outside the clone
 pip-path: $(STAMP)
 	bash .ci/pip-path $(BIN)/python
 

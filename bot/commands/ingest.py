@@ -53,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
 def _dry_run(loaded: LoadResult) -> int:
     """One row per document as it would be stored, then one line per file that would fail; the database is
     not opened."""
-    table = Table("file", "id", "title", "owner", "audience", "format", "updated", box=None, pad_edge=False)
+    table = Table(box=None, pad_edge=False)
+    for column in ("file", "id", "title", "owner", "audience", "format", "updated"):
+        table.add_column(column, overflow="fold")  # an id is shown whole, never cut with an ellipsis
     for document in loaded.documents:
         table.add_row(document.path.as_posix(), document.doc_id, document.title, document.owner or "(default)",
                       ", ".join(sorted(document.audience)), document.format,

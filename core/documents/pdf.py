@@ -159,7 +159,7 @@ def _read_pages(pdf: Any) -> _Pages:
 
 def _page_items(page: Any, number: int) -> list[_Item]:
     """A page's lines and tables in reading order (top to bottom), table text apart from the lines."""
-    tables = _tables(page, number) if page.rects or page.lines else []
+    tables = _tables(page) if page.rects or page.lines else []
     boxes = [table.bbox for table in tables]
     words = page.extract_words(extra_attrs=["size", "fontname"], keep_blank_chars=False)
     links = [link for link in page.hyperlinks if link.get("uri")]
@@ -170,7 +170,7 @@ def _page_items(page: Any, number: int) -> list[_Item]:
     return sorted([*lines, *placed], key=lambda item: item.top)
 
 
-def _tables(page: Any, number: int) -> list[Any]:
+def _tables(page: Any) -> list[Any]:
     return [table for table in page.find_tables() if len(table.rows) > 1 and len(table.columns) > 1]
 
 

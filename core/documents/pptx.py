@@ -6,7 +6,6 @@ number as its page. The title and `updated` come from the core properties, else 
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -38,9 +37,8 @@ def read_pptx(path: Path) -> Document:
         raise Unreadable(f"could not be read as a PowerPoint deck ({type(error).__name__}: {error})") from None
     first_title = next((section.headings[0] for section in sections if section.headings
                         and not section.headings[0].startswith("Slide ")), None)
-    document = Document(sections=tuple(section for section in sections if section.blocks or section.headings),
-                        title=properties.title or first_title, updated=properties.modified)
-    return replace(document, sections=tuple(section for section in document.sections if section.blocks))
+    return Document(sections=tuple(section for section in sections if section.blocks),  # a divider slide: none
+                    title=properties.title or first_title, updated=properties.modified)
 
 
 def _slide(slide: Any, number: int) -> Section:

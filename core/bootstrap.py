@@ -164,6 +164,7 @@ def bootstrap(
         verifier=verifier or build_verifier(settings, model),
         support=support,
         answerability_gate=answerability_gate(settings, model),
+        stale_after_days=config.stale_after_days,
     )
     sourced = Sourced(
         settings=settings,
@@ -171,8 +172,8 @@ def bootstrap(
         engine=engine,
         orchestrator=orchestrator,
         index=index,
-        ingestor=(EmbeddingIngestor(engine, embedder, progress=progress) if embedder
-                  else Ingestor(engine, progress=progress)),
+        ingestor=(EmbeddingIngestor(engine, embedder, progress=progress, rules=config.source_rules()) if embedder
+                  else Ingestor(engine, progress=progress, rules=config.source_rules())),
         audit_log=audit_log,
         processed_events=ProcessedEvents(engine),
         feedback=FeedbackLog(engine),

@@ -4,13 +4,14 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.application.audit import AuditMode
-from core.application.orchestrator import AnswerabilityGate
+from core.application.orchestrator import STALE_AFTER_DAYS, AnswerabilityGate
 from core.application.risk import DEFAULT_HIGH, DEFAULT_MEDIUM
 from core.application.routing import KnownGap
+from core.retrieval.sources import URL_FIELDS, SourceRule
 
 ModelKind = Literal["extractive", "openai", "llama-cpp"]
 VerifierKind = Literal["off", "model"]
@@ -80,6 +81,41 @@ class KnownGapEntry(BaseModel):
         return KnownGap(topic=self.topic, keywords=tuple(self.keywords), owner=self.owner, note=self.note)
 
 
+class SourceRuleEntry(BaseModel):
+    """One entry of `sources:`: the metadata of the files a glob (relative to the knowledge-base root) matches.
+    The first matching entry is a file's; its front matter overrides it key by key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    path: str = Field(min_length=1)
+    owner: str | None = Field(default=None, min_length=1)
+    audience: list[str] | None = Field(default=None, min_length=1)
+    url: str | None = Field(default=None, min_length=1)
+    """A template: `{stem}`, `{name}`, `{path}` (without the extension) and `{id}` are the file's."""
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        if value.startswith("/") or ".." in value.split("/"):
+            raise ValueError("a glob relative to the knowledge-base root, e.g. \"hr/**\"")
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _template(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                value.format(**dict.fromkeys(URL_FIELDS, "x"))
+            except (KeyError, IndexError, ValueError) as error:
+                raise ValueError(f"the template may name {', '.join('{' + f + '}' for f in URL_FIELDS)} only "
+                                 f"({error})") from None
+        return value
+
+    def to_rule(self) -> SourceRule:
+        return SourceRule(path=self.path, owner=self.owner, url=self.url,
+                          audience=tuple(self.audience) if self.audience else None)
+
+
 class RiskKeywords(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -100,9 +136,15 @@ class SourcedConfig(BaseModel):
     operators: list[str] = Field(default_factory=list)
     """Roles (of `roles`) whose holders see the operator section of the App Home tab: last week's answers,
     refusals by kind, feedback, dead ends and latency."""
+    sources: list[SourceRuleEntry] = Field(default_factory=list)
+    stale_after_days: int = Field(default=STALE_AFTER_DAYS, ge=1)
+    """A cited document last updated longer ago than this is said to be possibly out of date."""
 
     def gaps(self) -> tuple[KnownGap, ...]:
         return tuple(entry.to_domain() for entry in self.known_gaps)
+
+    def source_rules(self) -> tuple[SourceRule, ...]:
+        return tuple(entry.to_rule() for entry in self.sources)
 
 
 class ConfigError(ValueError):

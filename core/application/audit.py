@@ -69,8 +69,13 @@ class ScoredId:
 
 @dataclass(frozen=True, kw_only=True)
 class CitedId:
+    """A cited chunk, its content hash, and where in its document it stands, as the reply named it."""
+
     chunk_id: str
     content_hash: str
+    heading: str | None = None
+    page: int | None = None
+    link: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

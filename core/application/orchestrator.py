@@ -45,6 +45,7 @@ from core.domain import (
     Audience,
     Citation,
     CitationInvariantError,
+    CitationTier,
     Claim,
     Clarify,
     Outcome,
@@ -63,6 +64,9 @@ AnswerabilityGate = Literal["before_model", "after_model", "off"]
 """Where the answerability assessment stands. `before_model`: a question it finds unanswered is refused before
 the model is asked (the extractive model's own decision). `after_model`: the model decides (`found`), and the
 assessment is computed and audited beside its decision. `off`: not computed."""
+
+STALE_AFTER_DAYS: Final = 365
+"""The default of sourced.yml's `stale_after_days`: a source older than this is said to be so."""
 
 INVALID_QUERY_TEXT: Final = {
     "empty": refusals.INVALID_QUERY_EMPTY,
@@ -140,6 +144,7 @@ class Orchestrator:
         verifier: Verifier | None = None,
         support: ClaimSupport = claim_support,
         answerability_gate: AnswerabilityGate = "before_model",
+        stale_after_days: int = STALE_AFTER_DAYS,
     ) -> None:
         self._index = index
         self._model = model
@@ -158,6 +163,7 @@ class Orchestrator:
         self._verifier = verifier
         self._support = support
         self._gate = answerability_gate
+        self._stale_after_days = stale_after_days
 
     def with_answerability(self, model: AnswerabilityModel) -> "Orchestrator":
         """The same pipeline deciding answerability with another fit (one being measured)."""
@@ -326,6 +332,14 @@ class Orchestrator:
             return self._refuse("unsupported_claim", evidence, owner=owner)
         return outcome
 
+    def _citation(self, n: int, chunk: RetrievedChunk, tier: CitationTier) -> Citation:
+        """A citation with its document's age on the day of the answer, and whether that is past the
+        operator's `stale_after_days`."""
+        updated = chunk.passage.updated
+        age = None if updated is None else max(0, (self._clock.now().date() - updated).days)
+        return Citation(n=n, passage=chunk.passage, content_hash=chunk.content_hash, tier=tier, age_days=age,
+                        stale=age is not None and age > self._stale_after_days)
+
     def _checked_answer(self, question: str, envelope: Envelope, usable: Sequence[RetrievedChunk],
                         evidence: Evidence, owner: str | None) -> Outcome:
         """Each claim must be stated by its quote (sentence-local support), and the quote must answer the
@@ -343,8 +357,7 @@ class Orchestrator:
             anchor = support.anchor
             anchors.append(anchor)
             if anchor.chunk.chunk_id not in markers:
-                markers[anchor.chunk.chunk_id] = Citation(n=len(markers) + 1, passage=anchor.chunk.passage,
-                                                          content_hash=anchor.chunk.content_hash, tier=support.tier)
+                markers[anchor.chunk.chunk_id] = self._citation(len(markers) + 1, anchor.chunk, support.tier)
             claims.append(Claim(text=claim.text.strip(), citations=(markers[anchor.chunk.chunk_id].n,)))
             quotes.append(QuoteAnchor(claim=number, chunk_id=anchor.chunk.chunk_id, start=anchor.span.start,
                                       end=anchor.span.end, sha256=anchor.sha256, given=anchor.given))
@@ -444,7 +457,8 @@ class Orchestrator:
             risk=evidence.risk.level if evidence.risk else None,
             kind=outcome.kind,
             retrieved=tuple(ScoredId(chunk_id=c.chunk_id, score=round(c.score, 4)) for c in evidence.retrieved),
-            cited=tuple(CitedId(chunk_id=c.passage.chunk_id, content_hash=c.content_hash) for c in cited),
+            cited=tuple(CitedId(chunk_id=c.passage.chunk_id, content_hash=c.content_hash, heading=c.passage.heading,
+                                page=c.passage.page, link=c.passage.link) for c in cited),
             claim_map=evidence.claim_map,
             quotes=evidence.quotes,
             model=self._model.name if evidence.model_called else None,

@@ -17,6 +17,7 @@ from typing import Final
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 
+from core.documents.html_table import html_tables
 from core.documents.model import (
     Block,
     Code,
@@ -197,6 +198,10 @@ def _table(node: SyntaxTreeNode) -> Iterator[Block]:
 
 
 def _html_block(node: SyntaxTreeNode, warnings: _Warnings) -> Iterator[_Event]:
+    tables = html_tables(node.content) if "<table" in node.content.lower() else None
+    if tables is not None:  # a table written in HTML is a table, its rows read with their header
+        yield from tables
+        return
     reader = _HtmlText()
     reader.feed(node.content)
     reader.close()

@@ -10,6 +10,7 @@ Standard library and the domain only: the application layer reads statements fro
 """
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import TypeAlias
 
 from core.domain import Link
@@ -97,8 +98,10 @@ class Section:
 @dataclass(frozen=True, kw_only=True)
 class Document:
     """A document as read. `title` is the document's own (its first top-level heading, or the format's title
-    property) or None; `warnings` are what the reader dropped or could not read, in words the author can act on."""
+    property) or None; `updated` the last edit its format records (PDF and Office properties, an export's page
+    dates), or None; `warnings` are what the reader dropped or could not read, in words the author can act on."""
 
     sections: tuple[Section, ...]
     title: str | None = None
+    updated: date | None = None
     warnings: tuple[str, ...] = field(default_factory=tuple)

@@ -38,6 +38,10 @@ class Citation:
     passage: Passage
     content_hash: str
     tier: CitationTier
+    age_days: int | None = None
+    """How many days before the answer its document was last updated (None: the date is unknown)."""
+    stale: bool = False
+    """Older than the operator's `stale_after_days`: the reply says so beside the citation."""
 
 
 @dataclass(frozen=True, kw_only=True)

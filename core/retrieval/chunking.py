@@ -42,6 +42,7 @@ class ChunkDraft:
     content_hash: str
     links: tuple[Link, ...] = ()
     page: int | None = None
+    anchor: str | None = None
 
 
 def chunk_document(doc: SourceDocument, *, max_chars: int = MAX_CHARS,
@@ -49,14 +50,14 @@ def chunk_document(doc: SourceDocument, *, max_chars: int = MAX_CHARS,
     """The chunks of one document, in reading order."""
     drafts: list[ChunkDraft] = []
     ids = _ChunkIds(doc.doc_id)
-    for path, section_pieces in _sections(doc):
+    for path, anchor, section_pieces in _sections(doc):
         section_id = ids.section(path)
         heading = PATH_SEPARATOR.join(path)
         for number, run in enumerate(windows(section_pieces, max_chars=max_chars, overlap=overlap), 1):
             window = render(run)
             drafts.append(ChunkDraft(chunk_id=ids.window(section_id, number), ordinal=len(drafts),
                                      heading=heading, text=window.text, content_hash=content_hash(window.text),
-                                     links=_resolved(window.links, doc.url), page=window.page))
+                                     links=_resolved(window.links, doc.url), page=window.page, anchor=anchor))
     return drafts
 
 
@@ -78,8 +79,9 @@ def content_hash(text: str) -> str:
 # -- sections ----------------------------------------------------------------------------------------------
 
 
-def _sections(doc: SourceDocument) -> Iterator[tuple[tuple[str, ...], list[Piece]]]:
-    """Non-empty sections with their heading paths; a top heading that repeats the title is the title's own."""
+def _sections(doc: SourceDocument) -> Iterator[tuple[tuple[str, ...], str | None, list[Piece]]]:
+    """Non-empty sections with their heading paths and anchors; a top heading that repeats the title is the
+    title's own."""
     structure = doc.content
     for section in structure.sections:
         headings = section.headings
@@ -87,7 +89,7 @@ def _sections(doc: SourceDocument) -> Iterator[tuple[tuple[str, ...], list[Piece
             headings = headings[1:]
         section_pieces = pieces(section.blocks)
         if any(piece.text.strip() for piece in section_pieces):
-            yield (doc.title, *headings), section_pieces
+            yield (doc.title, *headings), section.anchor, section_pieces
 
 
 def _same(a: str, b: str) -> bool:

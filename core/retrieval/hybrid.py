@@ -41,8 +41,8 @@ COSINE_ONE: Final = 0.80
 """Cosine mapped to score 0 and 1: MiniLM gives unrelated English sentences cosines up to about 0.3."""
 
 _PASSAGES: Final = text("""
-SELECT c.chunk_id, c.heading, c.text, c.content_hash, c.links,
-       d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes,
+SELECT c.chunk_id, c.heading, c.text, c.content_hash, c.links, c.page, c.anchor,
+       d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes, d.format,
        (SELECT json_group_array(r.role) FROM document_roles AS r WHERE r.doc_id = d.doc_id) AS roles
 FROM chunks AS c JOIN documents AS d ON d.doc_id = c.doc_id
 WHERE c.chunk_id IN :ids

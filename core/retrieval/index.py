@@ -137,16 +137,16 @@ class CorpusStats:
 
 
 _PASSAGES: Final = text("""
-SELECT c.fts_rowid, c.chunk_id, c.heading, c.text, c.content_hash, c.links,
-       d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes,
+SELECT c.fts_rowid, c.chunk_id, c.heading, c.text, c.content_hash, c.links, c.page, c.anchor,
+       d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes, d.format,
        (SELECT json_group_array(r.role) FROM document_roles AS r WHERE r.doc_id = d.doc_id) AS roles
 FROM chunks AS c JOIN documents AS d ON d.doc_id = c.doc_id
 WHERE c.fts_rowid IN :rowids
 """).bindparams(bindparam("rowids", expanding=True)).columns(updated=Date(), supersedes=JSON(), roles=JSON(),
                                                             links=JSON())
 _PASSAGE_BY_ID: Final = text("""
-SELECT c.chunk_id, c.heading, c.text, c.content_hash, c.links, d.doc_id, d.title, d.owner, d.updated, d.url,
-       d.supersedes
+SELECT c.chunk_id, c.heading, c.text, c.content_hash, c.links, c.page, c.anchor, d.doc_id, d.title, d.owner,
+       d.updated, d.url, d.supersedes, d.format
 FROM chunks AS c JOIN documents AS d ON d.doc_id = c.doc_id
 WHERE c.chunk_id = :chunk_id
 """).columns(updated=Date(), supersedes=JSON(), links=JSON())
@@ -504,7 +504,8 @@ def retrieved_chunk(row: Row[Any] | Any, score: float) -> RetrievedChunk:
     passage = Passage(chunk_id=row.chunk_id, doc_id=row.doc_id, title=row.title, heading=row.heading,
                       text=row.text, owner=row.owner, updated=row.updated, url=row.url,
                       links=tuple(Link(start=start, end=end, target=target)
-                                  for start, end, target in (row.links or ())))
+                                  for start, end, target in (row.links or ())),
+                      page=row.page, anchor=row.anchor, format=row.format)
     return RetrievedChunk(passage=passage, score=score, content_hash=row.content_hash,
                           supersedes=tuple(row.supersedes or ()))
 

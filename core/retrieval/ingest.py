@@ -26,14 +26,21 @@ from pathlib import Path
 from typing import Any, Final
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sqlalchemy import Connection, Engine, delete, func, insert, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.application.instructions import instruction_lines
 from core.retrieval.chunking import CHUNKER_VERSION, ChunkDraft, chunk_document
 from core.retrieval.index import index_body
-from core.retrieval.knowledge_base import LoadError, SourceDocument, load_knowledge_base
+from core.retrieval.knowledge_base import (
+    LoadError,
+    LoadResult,
+    SourceDocument,
+    count_source_files,
+    load_knowledge_base,
+)
+from core.retrieval.sources import SourceRule
 from core.storage.database import supports_full_text
 from core.storage.locks import ingest_lock
 from core.storage.postgres import refresh_statistics
@@ -72,6 +79,8 @@ class IngestReport:
     instructions: tuple[InstructionLine, ...] = ()
     warnings: tuple[LoadError, ...] = ()
     """What reading a file left out (an HTML block without text, say), by file: ingested, but worth a look."""
+    notes: tuple[str, ...] = ()
+    """What is said once per ingest (the front-matter keys of other tools that were ignored)."""
     changed_chunk_ids: tuple[str, ...] = ()
     removed_chunk_ids: tuple[str, ...] = ()
 
@@ -101,6 +110,7 @@ class _Tally:
     errors: list[LoadError] = field(default_factory=list)
     instructions: list[InstructionLine] = field(default_factory=list)
     warnings: list[LoadError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     changed_chunk_ids: list[str] = field(default_factory=list)
     removed_chunk_ids: list[str] = field(default_factory=list)
 
@@ -108,7 +118,7 @@ class _Tally:
         return IngestReport(
             added=tuple(self.added), updated=tuple(self.updated), unchanged=tuple(self.unchanged),
             removed=tuple(self.removed), chunks=chunks, errors=tuple(self.errors),
-            instructions=tuple(self.instructions), warnings=tuple(self.warnings),
+            instructions=tuple(self.instructions), warnings=tuple(self.warnings), notes=tuple(self.notes),
             changed_chunk_ids=tuple(self.changed_chunk_ids), removed_chunk_ids=tuple(self.removed_chunk_ids),
         )
 
@@ -121,6 +131,8 @@ class _Stored:
     source_path: str
     supersedes: tuple[str, ...]
     chunker: str | None
+    metadata: tuple[Any, ...] = ()
+    """Title, owner, link, date, format and audience: with `sources:` rules they change without the bytes."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,10 +146,11 @@ class Ingestor:
     """Keeps the database in step with a knowledge-base folder. One at a time per database: a second raises
     `IngestBusy`."""
 
-    def __init__(self, engine: Engine, *, progress: bool = True,
+    def __init__(self, engine: Engine, *, progress: bool = True, rules: Sequence[SourceRule] = (),
                  now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self._engine = engine
         self._progress = progress
+        self._rules = tuple(rules)
         self._now = now
         self._full_text = supports_full_text(engine.dialect.name)
 
@@ -151,13 +164,13 @@ class Ingestor:
             return report
 
     def _ingest(self, root: Path) -> IngestReport:
-        loaded = load_knowledge_base(root)
+        loaded = self.load(root)
         stored = self._stored()
-        tally = _Tally(errors=list(loaded.errors),
+        tally = _Tally(errors=list(loaded.errors), notes=list(loaded.notes()),
                        instructions=[line for document in loaded.documents for line in _instructions(document)],
                        warnings=[LoadError(path=document.path, reason=warning) for document in loaded.documents
                                  for warning in document.warnings])
-        with self._progress_bar(len(loaded.documents)) as advance:
+        with self._progress_bar(len(loaded.documents), "storing") as advance:
             for document in loaded.documents:
                 self._ingest_document(document, stored.get(document.doc_id), tally)
                 advance()
@@ -166,6 +179,11 @@ class Ingestor:
             remove = partial(self._remove, doc_id=doc_id, tally=tally)
             self._guarded(Path(stored[doc_id].source_path), tally, remove)
         return tally.report(chunks=count_rows(self._engine, ChunkRow))
+
+    def load(self, root: Path) -> LoadResult:
+        """The knowledge base as this ingestor reads it (its `sources:` rules applied), a bar on long reads."""
+        with self._progress_bar(count_source_files(root), "reading") as advance:
+            return load_knowledge_base(root, rules=self._rules, progress=lambda _path: advance())
 
     def _beside(self, drafts: Sequence[ChunkDraft]) -> Beside:
         """Computed before a document's transaction, run inside it after its chunks are written. Nothing here;
@@ -177,7 +195,7 @@ class Ingestor:
 
     def _ingest_document(self, document: SourceDocument, previous: _Stored | None, tally: _Tally) -> None:
         if (previous is not None and previous.file_sha256 == document.file_sha256
-                and previous.chunker == CHUNKER_VERSION):
+                and previous.chunker == CHUNKER_VERSION and previous.metadata == _metadata(document)):
             if previous == _fingerprint(document):
                 tally.unchanged.append(document.doc_id)
             elif self._guarded(document.path, tally, lambda c: _refresh_metadata(c, document)):
@@ -251,18 +269,24 @@ class Ingestor:
 
     def _stored(self) -> dict[str, _Stored]:
         columns = select(DocumentRow.doc_id, DocumentRow.file_sha256, DocumentRow.source_path,
-                         DocumentRow.supersedes, DocumentRow.chunker)
+                         DocumentRow.supersedes, DocumentRow.chunker, DocumentRow.title, DocumentRow.owner,
+                         DocumentRow.url, DocumentRow.updated, DocumentRow.format)
         with self._engine.connect() as connection:
             rows = connection.execute(columns).all()
-        return {doc_id: _Stored(file_sha256=sha, source_path=path, supersedes=tuple(supersedes or ()),
-                                chunker=chunker)
-                for doc_id, sha, path, supersedes, chunker in rows}
+            roles: dict[str, list[str]] = {}
+            for doc_id, role in connection.execute(select(DocumentRoleRow.doc_id, DocumentRoleRow.role)):
+                roles.setdefault(doc_id, []).append(role)
+        return {row.doc_id: _Stored(file_sha256=row.file_sha256, source_path=row.source_path,
+                                    supersedes=tuple(row.supersedes or ()), chunker=row.chunker,
+                                    metadata=(row.title, row.owner, row.url, row.updated, row.format or "markdown",
+                                              tuple(sorted(roles.get(row.doc_id, ())))))
+                for row in rows}
 
 
     @contextmanager
-    def _progress_bar(self, total: int) -> Iterator[Callable[[], None]]:
+    def _progress_bar(self, total: int, doing: str) -> Iterator[Callable[[], None]]:
         """A transient bar on stderr, so stdout stays clean for the summary and for pipes."""
-        columns = (TextColumn("ingesting"), BarColumn(), MofNCompleteColumn())
+        columns = (TextColumn(doing), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=Console(stderr=True), transient=True,
                       disable=not self._progress) as progress:
             task = progress.add_task("ingest", total=total)
@@ -277,7 +301,12 @@ def _instructions(document: SourceDocument) -> list[InstructionLine]:
 
 def _fingerprint(document: SourceDocument) -> _Stored:
     return _Stored(file_sha256=document.file_sha256, source_path=document.path.as_posix(),
-                   supersedes=document.supersedes, chunker=CHUNKER_VERSION)
+                   supersedes=document.supersedes, chunker=CHUNKER_VERSION, metadata=_metadata(document))
+
+
+def _metadata(document: SourceDocument) -> tuple[Any, ...]:
+    return (document.title, document.owner, document.url, document.updated, document.format,
+            tuple(sorted(document.audience)))
 
 
 def _refresh_metadata(connection: Connection, document: SourceDocument) -> None:
@@ -291,7 +320,7 @@ def _document_row(document: SourceDocument, now: datetime) -> dict[str, Any]:
         "doc_id": document.doc_id, "source_path": document.path.as_posix(), "title": document.title,
         "owner": document.owner, "updated": document.updated, "url": document.url,
         "file_sha256": document.file_sha256, "supersedes": list(document.supersedes), "ingested_at": now,
-        "chunker": CHUNKER_VERSION,
+        "chunker": CHUNKER_VERSION, "format": document.format,
     }
 
 
@@ -300,4 +329,5 @@ def _chunk_row(doc_id: str, draft: ChunkDraft, fts_rowid: int | None) -> dict[st
         "chunk_id": draft.chunk_id, "doc_id": doc_id, "ordinal": draft.ordinal, "heading": draft.heading,
         "text": draft.text, "content_hash": draft.content_hash, "fts_rowid": fts_rowid,
         "links": [[link.start, link.end, link.target] for link in draft.links] or None,
+        "page": draft.page, "anchor": draft.anchor,
     }

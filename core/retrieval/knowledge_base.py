@@ -1,31 +1,64 @@
-"""Loading the knowledge base: a folder of Markdown and text files with optional YAML front matter.
+"""Loading the knowledge base: a folder of documents (Markdown and text with optional YAML front matter, and
+with the `formats` extra PDF, Word, PowerPoint, HTML, CSV and wiki exports), each read by its format's reader
+into the document model (`core.documents`); chunking works on that model whatever the format was.
 
-Each file is read by a parser into the document model (`core.documents`); chunking works on that model. A bad
-file never stops the others: it becomes a `LoadError` naming its path and saying, in one line, what
-to fix. Loading is deterministic (files sorted by relative path) so ingestion and its reports are too.
+A document's metadata comes from, in order: its front matter, the first `sources:` rule of sourced.yml that
+matches its path (`core.retrieval.sources`), what the format records (a PDF's title and dates, Office core
+properties, an HTML `<title>`, an export's page dates), and last its path (the id, the title from the file
+name) and the file's modification time. A bad file never stops the others: it becomes a `LoadError` naming its
+path and saying, in one line, what to fix. Loading is deterministic (files sorted by relative path) so
+ingestion and its reports are too.
 """
 
 import hashlib
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import date
+from datetime import UTC, date, datetime
 from functools import cached_property
-from pathlib import Path
-from typing import Any, Final
+from pathlib import Path, PurePosixPath
+from typing import Any, Final, Literal
+from urllib.parse import unquote, urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from core.documents.docx import read_docx
+from core.documents.html import read_html
+from core.documents.limits import Unreadable
+from core.documents.links import retargeted
 from core.documents.markdown import read_markdown
+from core.documents.mdx import without_module_lines
 from core.documents.model import Document
+from core.documents.notion import is_notion_name, read_csv, read_notion_page, without_id
+from core.documents.pdf import read_pdf
+from core.documents.pptx import read_pptx
+from core.documents.reading import pieces, render
 from core.domain import EVERYONE
 from core.domain.text import storable
+from core.retrieval.sources import SourceRule, first_match
 
-SUFFIXES: Final = frozenset({".md", ".txt"})
+Format = Literal["markdown", "text", "pdf", "docx", "pptx", "html", "csv", "notion"]
+FORMATS: Final[dict[str, Format]] = {
+    ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown", ".txt": "text",
+    ".pdf": "pdf", ".docx": "docx", ".pptx": "pptx", ".html": "html", ".htm": "html", ".csv": "csv",
+}
+SUFFIXES: Final = frozenset(FORMATS)
+PAGE_FORMATS: Final = frozenset({"markdown", "text", "notion"})
+"""Formats whose default id is the path without its extension, as it always was; the others keep it
+(`report.pdf`, `report.docx`), since an export often stands beside the file it was made from."""
+TEXT_FORMATS: Final = frozenset({"markdown", "text", "html", "csv", "notion"})
 MAX_FILE_BYTES: Final = 10_000_000
-"""A handbook page is kilobytes; past this a file is an export or a mistake, and would stall the chunker."""
+"""A handbook page is kilobytes; past this a text file is an export or a mistake, and would stall the chunker."""
+MAX_BINARY_BYTES: Final = 100_000_000
+"""A PDF or Office file with its images: a 300-page report is tens of megabytes. Past this it is refused
+unread (a scan of a whole archive, a video renamed), so memory stays bounded."""
+UpdatedFrom = Literal["front matter", "metadata", "file"]
+_OURS_CASE_SENSITIVE_FROM: Final = 4
+"""Our keys of this length or more are compared for one-edit typos (`audiance`); `id` and `url` would match
+too many keys of other sites (`ip`, `uri`)."""
 SUPERSESSION_REACH: Final = 120
 """How far after the word "supersedes" a document id may appear and still be what is superseded."""
 
@@ -53,6 +86,12 @@ class SourceDocument:
     """The file's line number of the body's first line (after any front matter), for messages."""
     structure: Document | None = None
     """The document as its format's reader read it; None for a Markdown body read on first use."""
+    format: Format = "markdown"
+    updated_from: UpdatedFrom | None = None
+    """Where `updated` came from: the file's modification time says when it was copied, not edited, so a date
+    from it shows the age but never decides which edition supersedes which."""
+    ignored_keys: tuple[str, ...] = ()
+    """Front-matter keys of other tools (a site generator's `sidebar`, `slug`), read past."""
 
     @cached_property
     def content(self) -> Document:
@@ -80,9 +119,24 @@ class LoadResult:
     documents: tuple[SourceDocument, ...]
     errors: tuple[LoadError, ...]
 
+    @property
+    def ignored_keys(self) -> Counter[str]:
+        """Each front-matter key of another tool, and how many files carry it."""
+        return Counter(key for document in self.documents for key in document.ignored_keys)
+
+    def notes(self) -> tuple[str, ...]:
+        """What an operator is told once per ingest, beside the files' own warnings."""
+        if not self.ignored_keys:
+            return ()
+        keys = ", ".join(f"{key} ({count} {'file' if count == 1 else 'files'})"
+                         for key, count in sorted(self.ignored_keys.items()))
+        return (f"front-matter keys that are not Sourced's were ignored: {keys}",)
+
 
 class FrontMatter(BaseModel):
-    """The YAML header of a document (DESIGN section 5). Unknown keys are errors: a typo must not pass."""
+    """The YAML header of a document (DESIGN section 5). Keys of other tools are read past by `_front_matter`
+    (and listed once per ingest); a key one typo away from ours is an error, since a mistyped `audience` would
+    open a restricted document to everyone."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
@@ -113,18 +167,25 @@ class InvalidDocument(ValueError):
     """Why one file cannot be loaded; the message is the one-line reason of its `LoadError`."""
 
 
-def load_knowledge_base(root: Path) -> LoadResult:
-    """Every `.md` and `.txt` file under `root`, recursively, in path order; bad files become errors."""
+Progress = Callable[[Path], None]
+"""Told each file's relative path as it is read (a progress bar)."""
+
+
+def load_knowledge_base(root: Path, *, rules: Sequence[SourceRule] = (),
+                        progress: Progress | None = None) -> LoadResult:
+    """Every document file under `root`, recursively, in path order; bad files become errors."""
     documents: list[SourceDocument] = []
     errors: list[LoadError] = []
     seen: dict[str, Path] = {}
     inside = root.resolve()
     for path in _source_files(root):
         relative = path.relative_to(root)
+        if progress is not None:
+            progress(relative)
         try:
             _check_place(path, inside, relative)
-            document = _load_file(path, relative)
-        except InvalidDocument as error:
+            document = _load_file(path, relative, tuple(rules))
+        except (InvalidDocument, Unreadable) as error:
             errors.append(LoadError(path=relative, reason=str(error)))
             continue
         except OSError as error:  # unreadable, or gone since it was listed: that file's error, not the run's
@@ -136,14 +197,26 @@ def load_knowledge_base(root: Path) -> LoadResult:
             continue
         seen[document.doc_id] = relative
         documents.append(document)
-    return LoadResult(documents=_with_supersession(documents), errors=tuple(errors))
+    return LoadResult(documents=_with_supersession(_with_resolved_links(documents)), errors=tuple(errors))
+
+
+def count_source_files(root: Path) -> int:
+    return len(_source_files(root))
 
 
 def _source_files(root: Path) -> list[Path]:
     if not root.is_dir():
         raise NotADirectoryError(f"knowledge base folder not found: {root}")
-    files = (p for p in root.rglob("*") if p.suffix.lower() in SUFFIXES and p.is_file())
+    files = [p for p in root.rglob("*") if p.suffix.lower() in SUFFIXES and p.is_file()]
+    names = {p.relative_to(root).as_posix() for p in files}
+    files = [p for p in files if not _view_copy(p.relative_to(root), names)]
     return sorted(files, key=lambda p: p.relative_to(root).as_posix())
+
+
+def _view_copy(relative: Path, names: set[str]) -> bool:
+    """A Notion database's "_all.csv", which repeats the rows of the ".csv" beside it."""
+    name = relative.as_posix()
+    return name.endswith("_all.csv") and name.removesuffix("_all.csv") + ".csv" in names
 
 
 def _check_place(path: Path, inside: Path, relative: Path) -> None:
@@ -156,12 +229,54 @@ def _check_place(path: Path, inside: Path, relative: Path) -> None:
     except UnicodeEncodeError:
         raise InvalidDocument("the file name is not valid UTF-8; rename the file") from None
     size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise InvalidDocument(f"is {size:,} bytes, over the {MAX_FILE_BYTES:,}-byte limit for one document; "
-                              f"split it into smaller files")
+    kind = FORMATS[path.suffix.lower()]
+    limit = MAX_FILE_BYTES if kind in TEXT_FORMATS else MAX_BINARY_BYTES
+    if size > limit:
+        raise InvalidDocument(f"is {size:,} bytes, over the {limit:,}-byte limit for one {path.suffix.lower()} "
+                              f"document; split it into smaller files")
 
 
-def _load_file(path: Path, relative: Path) -> SourceDocument:
+@dataclass(frozen=True, kw_only=True)
+class _Read:
+    """A file as its reader read it, before the metadata rules: the model, the text and its front matter."""
+
+    structure: Document
+    body: str
+    body_line: int
+    meta: "FrontMatter"
+    format: Format
+    ignored_keys: tuple[str, ...] = ()
+
+
+def _load_file(path: Path, relative: Path, rules: tuple[SourceRule, ...]) -> SourceDocument:
+    kind = FORMATS[path.suffix.lower()]
+    read = _read_text_file(path, kind, relative) if kind in TEXT_FORMATS else _read_binary_file(path, kind)
+    meta = read.meta
+    doc_id = meta.id or default_doc_id(relative) + ("" if read.format in PAGE_FORMATS else path.suffix.lower())
+    posix = PurePosixPath(relative.as_posix())
+    rule = first_match(rules, posix)
+    updated, updated_from = _updated(meta, read.structure, path)
+    audience = (meta.audience if "audience" in meta.model_fields_set
+                else list(rule.audience) if rule is not None and rule.audience else meta.audience)
+    return SourceDocument(
+        doc_id=doc_id,
+        path=relative,
+        title=meta.title or read.structure.title or _file_title(relative),
+        owner=meta.owner or (rule.owner if rule is not None else None),
+        audience=frozenset(audience),
+        updated=updated,
+        updated_from=updated_from,
+        url=meta.url or (rule.url_for(posix, doc_id) if rule is not None else None),
+        body=read.body,
+        file_sha256=_file_sha256(path),
+        body_line=read.body_line,
+        structure=read.structure,
+        format=read.format,
+        ignored_keys=read.ignored_keys,
+    )
+
+
+def _read_text_file(path: Path, kind: Format, relative: Path) -> _Read:
     raw = path.read_bytes()
     try:
         text = raw.decode("utf-8").removeprefix("\ufeff")
@@ -170,23 +285,101 @@ def _load_file(path: Path, relative: Path) -> SourceDocument:
                               ) from None
     if "\x00" in text:  # valid UTF-8 but binary (an image, a database); PostgreSQL cannot store NUL either
         raise InvalidDocument(f"holds a NUL byte at offset {raw.index(0)}: a binary file, not text")
+    if kind == "html":
+        return _read_structure(read_html(text), "html")
+    if kind == "csv":
+        return _read_structure(read_csv(text), "notion" if _notion_name(relative) else "csv")
     header, body = _split_front_matter(text)
-    meta = _front_matter(header)
+    meta, ignored = _front_matter(header)
+    words = without_module_lines(body)
     body_line = len(text[: len(text) - len(body)].splitlines()) + 1  # as `instruction_lines` splits them
-    structure = read_markdown(body, first_line=body_line)
-    return SourceDocument(
-        doc_id=meta.id or default_doc_id(relative),
-        path=relative,
-        title=meta.title or structure.title or relative.stem,
-        owner=meta.owner,
-        audience=frozenset(meta.audience),
-        updated=meta.updated,
-        url=meta.url,
-        body=body,
-        file_sha256=hashlib.sha256(raw).hexdigest(),
-        body_line=body_line,
-        structure=structure,
-    )
+    if _notion_name(relative):
+        structure, kind = read_notion_page(words), "notion"
+    else:
+        structure = read_markdown(words, first_line=body_line)
+    return _Read(structure=structure, body=body, meta=meta, format=kind, ignored_keys=ignored, body_line=body_line)
+
+
+def _read_binary_file(path: Path, kind: Format) -> _Read:
+    """PDF and Office files, read by the `formats` extra's libraries (imported only when such a file is read)."""
+    if kind == "pdf":
+        return _read_structure(read_pdf(path), kind)
+    if kind == "docx":
+        return _read_structure(read_docx(path), kind)
+    return _read_structure(read_pptx(path), kind)
+
+
+def _read_structure(structure: Document, kind: Format) -> _Read:
+    """A format without front matter: its text for the instruction and supersession checks is its reading form,
+    one section after another."""
+    body = "\n\n".join(render(pieces(section.blocks)).text for section in structure.sections)
+    if not body.strip():
+        raise Unreadable("holds no text to read")
+    return _Read(structure=structure, body=body, body_line=1, meta=FrontMatter(), format=kind)
+
+
+def _notion_name(relative: Path) -> bool:
+    return is_notion_name(PurePosixPath(relative.as_posix()))
+
+
+def _file_title(relative: Path) -> str:
+    """The file name as a title, without a Notion page id."""
+    return without_id(relative.stem)
+
+
+def _updated(meta: "FrontMatter", structure: Document, path: Path) -> tuple[date, UpdatedFrom]:
+    if meta.updated is not None:
+        return meta.updated, "front matter"
+    if structure.updated is not None:
+        return structure.updated, "metadata"
+    return datetime.fromtimestamp(path.stat().st_mtime, tz=UTC).date(), "file"
+
+
+def _file_sha256(path: Path) -> str:
+    with path.open("rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
+
+
+def _with_resolved_links(documents: list[SourceDocument]) -> list[SourceDocument]:
+    """Links between files of the knowledge base (a wiki export's pages, a page's attachment) pointed at the
+    document they name: its `url` where it has one, else its path in the knowledge base."""
+    by_path = {document.path.as_posix(): document for document in documents}
+    resolved = []
+    for document in documents:
+        folder = PurePosixPath(document.path.as_posix()).parent
+        structure = document.content
+
+        def retarget(target: str, folder: PurePosixPath = folder) -> str:
+            return _internal_target(target, folder, by_path) or target
+
+        changed = retargeted(structure, retarget)
+        resolved.append(document if changed == structure else replace(document, structure=changed))
+    return resolved
+
+
+def _internal_target(target: str, folder: PurePosixPath, by_path: dict[str, SourceDocument]) -> str | None:
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not parts.path or parts.path.startswith("/"):
+        return None
+    path = _normalised(folder / unquote(parts.path))
+    document = by_path.get(path) if path is not None else None
+    if document is None:
+        return None
+    fragment = f"#{parts.fragment}" if parts.fragment else ""
+    return (document.url or document.path.as_posix()) + fragment
+
+
+def _normalised(path: PurePosixPath) -> str | None:
+    """`a/b/../c.html` as `a/c.html`; None when it climbs out of the knowledge base."""
+    kept: list[str] = []
+    for part in path.parts:
+        if part == "..":
+            if not kept:
+                return None
+            kept.pop()
+        elif part not in (".", ""):
+            kept.append(part)
+    return "/".join(kept)
 
 
 def default_doc_id(relative: Path) -> str:
@@ -211,18 +404,45 @@ def _split_front_matter(text: str) -> tuple[str | None, str]:
     raise InvalidDocument("front matter starts with '---' but has no closing '---' line")
 
 
-def _front_matter(header: str | None) -> FrontMatter:
+def _front_matter(header: str | None) -> tuple[FrontMatter, tuple[str, ...]]:
+    """Our keys validated, and the other tools' keys read past (returned, to be listed once per ingest)."""
     if header is None:
-        return FrontMatter()
+        return FrontMatter(), ()
     data = _parse_yaml(header)
-    empty = [key for key, value in data.items() if value is None]
+    ours = {key: value for key, value in data.items() if key in FrontMatter.model_fields}
+    others = tuple(key for key in data if key not in ours)
+    for key in others:
+        near = _near_miss(key)
+        if near is not None:
+            raise InvalidDocument(f"front-matter key {key!r} looks like a typo of {near!r}; a mistyped key would "
+                                  f"be ignored, so it is refused (allowed: {', '.join(FrontMatter.model_fields)})")
+    empty = [key for key, value in ours.items() if value is None]
     if empty:
         raise InvalidDocument(f"front-matter key {empty[0]!r} has no value (quote values that start with "
                               f"'#', e.g. owner: \"#finance-ops\")")
     try:
-        return FrontMatter.model_validate(data)
+        return FrontMatter.model_validate(ours), others
     except ValidationError as error:
         raise InvalidDocument(_describe(error)) from None
+
+
+def _near_miss(key: str) -> str | None:
+    """Our key that `key` is one edit (a letter added, dropped, changed or two swapped) or a case away from."""
+    for ours in FrontMatter.model_fields:
+        if key.casefold() == ours or (len(ours) >= _OURS_CASE_SENSITIVE_FROM and _one_edit(key.casefold(), ours)):
+            return ours
+    return None
+
+
+def _one_edit(a: str, b: str) -> bool:
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        differ = [index for index in range(len(a)) if a[index] != b[index]]
+        return len(differ) == 1 or (len(differ) == 2 and differ[1] == differ[0] + 1
+                                    and a[differ[0]] == b[differ[1]] and a[differ[1]] == b[differ[0]])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:index] + long[index + 1:] == short for index in range(len(long)))
 
 
 def _parse_yaml(header: str) -> dict[str, Any]:
@@ -298,7 +518,7 @@ def older_editions(documents: Sequence[SourceDocument]) -> dict[str, tuple[str, 
     """
     by_subject: dict[str, list[SourceDocument]] = {}
     for document in documents:
-        if document.updated is not None and subject_key(document.title):
+        if document.updated is not None and document.updated_from != "file" and subject_key(document.title):
             by_subject.setdefault(subject_key(document.title), []).append(document)
     older: dict[str, tuple[str, ...]] = {}
     for editions in by_subject.values():

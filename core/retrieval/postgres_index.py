@@ -61,8 +61,8 @@ RANKING_BUDGET: Final = 1000
 EF_SEARCH: Final = 64
 """HNSW candidates kept while walking the graph: above the fusion's 30, with room for recall."""
 
-_PASSAGE_COLUMNS: Final = ("c.chunk_id, c.heading, c.text, c.content_hash, c.links, "
-                           "d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes")
+_PASSAGE_COLUMNS: Final = ("c.chunk_id, c.heading, c.text, c.content_hash, c.links, c.page, c.anchor, "
+                           "d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes, d.format")
 _PASSAGE_TYPES: Final[dict[str, TypeEngine[Any]]] = {"updated": Date(), "supersedes": JSON(), "links": JSON()}
 
 

@@ -69,7 +69,7 @@ def _to_row(record: AuditRecord) -> AuditEventRow:
         risk=record.risk,
         kind=record.kind,
         retrieved=[{"chunk_id": item.chunk_id, "score": item.score} for item in record.retrieved],
-        cited=[{"chunk_id": item.chunk_id, "content_hash": item.content_hash} for item in record.cited],
+        cited=[_cited_entry(item) for item in record.cited],
         claim_map=_claim_entries(record),
         model=record.model,
         prompt_version=record.prompt_version,
@@ -81,6 +81,15 @@ def _to_row(record: AuditRecord) -> AuditEventRow:
             "strongest": [{"feature": name, "contribution": value} for name, value in record.answerability.strongest],
         },
     )
+
+
+def _cited_entry(item: CitedId) -> dict[str, Any]:
+    """A cited chunk; its locator (heading path, page, link) only where it has one, so older rows read alike."""
+    entry: dict[str, Any] = {"chunk_id": item.chunk_id, "content_hash": item.content_hash}
+    for key, value in (("heading", item.heading), ("page", item.page), ("link", item.link)):
+        if value is not None:
+            entry[key] = value
+    return entry
 
 
 def _from_row(row: AuditEventRow) -> AuditRecord:
@@ -95,7 +104,8 @@ def _from_row(row: AuditEventRow) -> AuditRecord:
         risk=cast(RiskLevel | None, row.risk),  # written from the same Literal types, read back as is
         kind=cast(OutcomeKind, row.kind),
         retrieved=tuple(ScoredId(chunk_id=i["chunk_id"], score=float(i["score"])) for i in row.retrieved),
-        cited=tuple(CitedId(chunk_id=i["chunk_id"], content_hash=i["content_hash"]) for i in row.cited),
+        cited=tuple(CitedId(chunk_id=i["chunk_id"], content_hash=i["content_hash"], heading=i.get("heading"),
+                            page=i.get("page"), link=i.get("link")) for i in row.cited),
         claim_map=tuple((int(i["claim"]), tuple(i["chunk_ids"])) for i in row.claim_map),
         quotes=tuple(_quote_anchor(int(i["claim"]), i["quote"]) for i in row.claim_map if i.get("quote")),
         model=row.model,

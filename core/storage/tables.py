@@ -91,6 +91,8 @@ class DocumentRow(Base):
     ingested_at: Mapped[datetime]
     chunker: Mapped[str | None] = mapped_column(String)
     """The chunker version that cut the document's chunks (`core.retrieval.chunking.CHUNKER_VERSION`)."""
+    format: Mapped[str | None] = mapped_column(String)
+    """The file's format (`markdown`, `pdf`, `pptx`, ...): what a chunk's page number counts (pages, slides)."""
 
 
 class DocumentRoleRow(Base):
@@ -124,6 +126,10 @@ class ChunkRow(Base):
     fts_rowid: Mapped[int | None]
     links: Mapped[list[Any] | None] = mapped_column(JSON)
     """The targets of the text's links, `[start, end, target]` by offsets into `text`."""
+    page: Mapped[int | None]
+    """The page (or slide) the chunk starts on, for formats that have pages."""
+    anchor: Mapped[str | None] = mapped_column(Text)
+    """Where a link to the chunk's section points inside its document (an HTML heading's id)."""
 
 
 class ChunkEmbeddingRow(Base):

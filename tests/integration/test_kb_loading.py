@@ -1,6 +1,6 @@
 """Loading a knowledge-base folder: front matter, defaults, and bad files that never stop the good ones."""
 
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -60,7 +60,9 @@ def test_without_front_matter_the_defaults_apply(tmp_path: Path) -> None:
     remote = by_id["policies/Remote-Work"]
     assert remote.title == "Working from Home"
     assert remote.audience == frozenset({"everyone"})
-    assert (remote.owner, remote.updated, remote.url) == (None, None, None)
+    assert (remote.owner, remote.url) == (None, None)
+    modified = datetime.fromtimestamp((tmp_path / "policies/Remote Work.md").stat().st_mtime, tz=UTC).date()
+    assert (remote.updated, remote.updated_from) == (modified, "file")
     assert by_id["notes/plain"].title == "plain"
 
 
@@ -70,7 +72,7 @@ def test_files_load_in_path_order_and_other_suffixes_are_ignored(tmp_path: Path)
     assert [d.doc_id for d in load_knowledge_base(tmp_path).documents] == ["a", "b", "sub/c"]
 
 
-def test_an_unknown_front_matter_key_is_an_error_naming_the_key(tmp_path: Path) -> None:
+def test_a_front_matter_key_one_typo_from_ours_is_an_error_naming_the_key(tmp_path: Path) -> None:
     write(tmp_path, "bad.md", "---\ntitle: X\naudiance: [hr]\n---\n# X\n")
     write(tmp_path, "good.md", TRAVEL)
     result = load_knowledge_base(tmp_path)

@@ -87,6 +87,17 @@ class AnswerabilityNote:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ReadingNote:
+    """How a message with earlier turns was read: by which reader, whether as a follow-up, and then the
+    standalone question it was answered as, kept like the question itself (a hash and a redacted preview)."""
+
+    by: str
+    followup: bool
+    sha256: str | None = None
+    preview: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class QuoteAnchor:
     """Where claim `claim` rests: characters `start`..`end` of chunk `chunk_id`, and the SHA-256 of that span.
     `given` is False when the model gave no quote and the guard aligned the claim to the chunk itself."""
@@ -119,3 +130,5 @@ class AuditRecord:
     detail: str | None = None
     answerability: AnswerabilityNote | None = None
     quotes: tuple[QuoteAnchor, ...] = ()
+    reading: ReadingNote | None = None
+    """Set when the message had earlier turns: `question_*` is the message as typed, this its reading."""

@@ -56,6 +56,8 @@ class Answered:
     risk: RiskAssessment
     correlation_id: str
     kind: Literal["answered"] = ANSWERED
+    reading: str | None = None
+    """The standalone question a follow-up was read as; the reply shows it in one line."""
 
     def __post_init__(self) -> None:
         ensure_citation_invariant(self)
@@ -72,6 +74,7 @@ class Refused:
     owner: str | None = None
     nearest: tuple[Passage, ...] = ()
     shown_as: RefusalKind | None = None
+    reading: str | None = None
 
     @property
     def presented_kind(self) -> RefusalKind:
@@ -92,6 +95,7 @@ class Clarify:
     risk: RiskAssessment
     correlation_id: str
     kind: Literal["ambiguous"] = "ambiguous"
+    reading: str | None = None
 
 
 Outcome = Answered | Refused | Clarify

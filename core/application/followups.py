@@ -10,7 +10,8 @@ a question the documents answer. Two readers implement the `FollowUps` port:
   and grammar, never the vocabulary of a knowledge base, and they were written before any conversation case.
   A message with its own topic (more than a few content words, or a name of its own in a bare wh-question) is
   read alone. The rewrite keeps the previous question's frame or focus, lets the new words replace what they
-  stand in for, and hands the previous answer's section names to retrieval.
+  stand in for, and hands the previous answer's section names to retrieval; the new words of a frameless
+  follow-up ("and for a client dinner?") must then be spoken of by the passage that answers it.
 - `ModelFollowUps`: one strict-JSON request to a generative model (a versioned prompt), falling back to the
   offline reading when the reply is not exactly the expected object.
 
@@ -20,15 +21,16 @@ Both see only the turns that the pipeline has already filtered to what this repl
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from core.application.answerability import Assessment
 from core.application.ports import Rewriter, RewriteRequest
 from core.application.shape import MAX_QUESTION_LENGTH, invalid_reason
-from core.domain import Reading, Turn
-from core.text import STOPWORDS, stem, words
+from core.domain import Reading, RetrievedChunk, Turn
+from core.text import STOPWORDS, content_stems, stem, words
 
 OFFLINE_VERSION: Final = "followup-offline-v1"
 LONG_MESSAGE: Final = 8
@@ -74,6 +76,13 @@ _EXPLETIVE_IT: Final = re.compile(r"\bit\b(?:[^?.!]*\bto\s+[a-z]|\s+(?:is|was|'s
 """"is it OK to ...", "how long does it take to ...": "it" stands for the clause that follows."""
 _NAME: Final = re.compile(r"(?<=[a-z0-9,;:)] )[A-Z][A-Za-z0-9]+|\b[A-Z]{2,}\b|\d")
 """A capitalised word inside the sentence, an acronym, or a number: the message names something itself."""
+_INDEFINITE: Final = frozenset("everyone everybody everything others rest nobody nothing none each".split())
+"""Indefinite pronouns: "and everyone else?" names no topic a passage must speak of."""
+_NUMBER_WORDS: Final = frozenset("""zero one two three four five six seven eight nine ten eleven twelve thirteen
+    fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred
+    thousand million half first second third fourth fifth once twice""".split())
+_HOW: Final = re.compile(r"\bhow\s+\w+", re.IGNORECASE)
+""""how long", "how much": the question's frame."""
 _CUT: Final = re.compile(r"[,;:.?!()]")
 _TRAILING: Final = re.compile(r"[\s?.!,;:]+$")
 
@@ -195,50 +204,49 @@ def previous_question(turns: Sequence[Turn]) -> Turn | None:
     return Turn(question=joined)
 
 
-def rewrite(form: Elliptical, previous: Turn) -> tuple[str, str]:
-    """The standalone question and the text retrieval reads: the question, and the previous answer's
-    section names (the leaf left out when the new words replaced it)."""
+def rewrite(form: Elliptical, previous: Turn) -> tuple[str, str, tuple[str, ...]]:
+    """The standalone question, the text retrieval reads (the question and the previous answer's section
+    names), and the stems a passage must hold to answer it (the new words of a frameless follow-up)."""
     if form.form == "frame":
-        question = f"{form.added} ({_focus(previous.question)})?"
-        hints = previous.headings
+        question, required = f"{form.added} ({_focus(previous.question)})?", tuple[str, ...]()
     else:
-        kept, replaced_leaf = _without_replaced(previous, form.added)
-        question = f"{kept} ({form.added})?"
-        hints = tuple(_parent(path) for path in previous.headings) if replaced_leaf else previous.headings
+        question = _substituted(_bare(previous.question), form.added) + "?"
+        required = new_stems(form.added, previous.question)
     question = _capped(question)
-    search = " ".join([question, *dict.fromkeys(hint for hint in hints[:2] if hint)])
-    return question, search
+    search = " ".join([question, *dict.fromkeys(hint for hint in previous.headings[:2] if hint)])
+    return question, search, required
+
+
+def new_stems(added: str, before: str) -> tuple[str, ...]:
+    """What a frameless follow-up brings that the previous question did not, and that an answer to it must
+    speak of: its content words' stems, without names and numbers (a city, an amount or a year is a value
+    the documents may give under another row, "all other cities")."""
+    named = {token.strip("?.!,;:()\"'").lower() for index, token in enumerate(added.split())
+             if index in set(_named_tokens(added.split(), skip_first=False))}
+    had = {stem(word) for word in words(before)}
+    asked = _HOW.sub(" ", added)  # "for how long?": "how long" is what it asks, not what it is about
+    found = [stem(word) for word in content_words(asked) if word not in named and word not in _INDEFINITE
+             and word not in _NUMBER_WORDS and not any(ch.isdigit() for ch in word)]
+    return tuple(dict.fromkeys(term for term in found if term not in had))
 
 
 def _focus(question: str) -> str:
-    """The previous question's content words, in order, once each: its topic without its question frame."""
-    kept = list(dict.fromkeys(word for word in _surface_words(question) if word.lower() not in STOPWORDS))
+    """The previous question's content words, in order, once each: its topic without its question frame
+    ("how long", "how much" ask; they are not the topic)."""
+    topic = _HOW.sub(" ", question)
+    kept = list(dict.fromkeys(word for word in _surface_words(topic) if word.lower() not in STOPWORDS))
     return " ".join(kept[:FOCUS_WORDS]) or _bare(question)
 
 
-def _without_replaced(previous: Turn, added: str) -> tuple[str, bool]:
-    """The previous question without what the new words stand in for: a phrase opened by the same
-    preposition ("in New York" for "in Boston?"), names and numbers for names and numbers, else the words that
-    named only the section it was answered from ("non-birth" for "and if we are adopting?"). Whether that last
-    rule applied is returned too. Nothing is dropped when it would leave the question without content."""
-    question = _bare(previous.question)
-    new_stems = {stem(word) for word in content_words(added)}
-    if not new_stems:
-        return question, False
-    for candidate in (_same_preposition_dropped(question, added), _names_dropped(question, added)):
-        if candidate is not None and content_words(candidate):
-            return candidate, False
-    leaf_only = _leaf_only_stems(previous.headings) - new_stems
-    if not leaf_only:
-        return question, False
-    kept = [word for word in question.split() if {stem(w) for w in words(word)}.isdisjoint(leaf_only)]
-    candidate = " ".join(kept)
-    if not content_words(candidate):
-        return question, False
-    return candidate, True
+def _substituted(question: str, added: str) -> str:
+    """The previous question with the new words standing where what they replace stood: a phrase opened by the
+    same preposition ("in London" for "in Dublin?"), a name or number for a name or number ("SEV1" for "a
+    SEV3?"); otherwise the new words are added to it ("..., if we are adopting")."""
+    return (_same_preposition_replaced(question, added) or _names_replaced(question, added)
+            or f"{question}, {added}")
 
 
-def _same_preposition_dropped(question: str, added: str) -> str | None:
+def _same_preposition_replaced(question: str, added: str) -> str | None:
     first = _first_word(added)
     if first not in _PREPOSITIONS:
         return None
@@ -250,22 +258,25 @@ def _same_preposition_dropped(question: str, added: str) -> str | None:
     following = [m for m in re.finditer(r"\b\w+\b", rest) if m.group(0).lower() in _PREPOSITIONS | _WH]
     ends = [m.start() for m in following] + ([stop.start()] if stop else [])
     end = found.end() + (min(ends) if ends else len(rest))
-    return " ".join(f"{question[: found.start()]} {question[end:]}".split())
+    return " ".join(f"{question[: found.start()]} {added} {question[end:]}".split())
 
 
-def _names_dropped(question: str, added: str) -> str | None:
-    if not _named_tokens(added.split(), skip_first=False) or not _named_tokens(question.split(), skip_first=True):
-        return None
+def _names_replaced(question: str, added: str) -> str | None:
+    """The first run of names and numbers of the question replaced by the new ones: by the new names alone
+    when the new words are nothing else ("a SEV3" for "SEV1"), else by all of them."""
+    new_tokens = added.split()
+    new_names = _named_tokens(new_tokens, skip_first=False)
     tokens = question.split()
-    named = set(_named_tokens(tokens, skip_first=True))
-    kept: list[str] = []
-    for index, token in enumerate(tokens):
-        if index in named:
-            if kept and kept[-1].lower() in _PREPOSITIONS:
-                kept.pop()
-            continue
-        kept.append(token)
-    return " ".join(kept)
+    named = _named_tokens(tokens, skip_first=True)
+    if not new_names or not named:
+        return None
+    start = end = named[0]
+    while end + 1 in named:
+        end += 1
+    others = [t for i, t in enumerate(new_tokens) if i not in new_names and content_words(t)]
+    replacement = " ".join(new_tokens[i] for i in new_names) if not others else added
+    trailing = tokens[end][len(tokens[end].rstrip("?.!,;:")):]
+    return " ".join([*tokens[:start], replacement + trailing, *tokens[end + 1:]])
 
 
 def _named_tokens(tokens: Sequence[str], *, skip_first: bool) -> list[int]:
@@ -279,20 +290,6 @@ def _named_tokens(tokens: Sequence[str], *, skip_first: bool) -> list[int]:
         if any(ch.isdigit() for ch in word) or (word[:1].isupper() and word.lower() not in STOPWORDS):
             found.append(index)
     return found
-
-
-def _leaf_only_stems(headings: Sequence[str]) -> set[str]:
-    """Stems of the last heading of each cited section that no higher heading of its path has."""
-    only: set[str] = set()
-    for path in headings:
-        *upper, leaf = path.split(" > ")
-        above = {stem(word) for word in words(" ".join(upper))}
-        only |= {stem(word) for word in content_words(leaf)} - above
-    return only
-
-
-def _parent(path: str) -> str:
-    return path.rsplit(" > ", 1)[0] if " > " in path else path
 
 
 def _surface_words(text: str) -> list[str]:
@@ -323,8 +320,41 @@ class OfflineFollowUps:
         form = elliptical(message, previous)
         if form is None:
             return Reading.alone(message, by=self.version)
-        question, search = rewrite(form, previous)
-        return Reading(question=question, search=search, followup=True, by=self.version)
+        question, search, required = rewrite(form, previous)
+        return Reading(question=question, search=search, followup=True, by=self.version, required=required)
+
+
+# -- the new words take precedence -----------------------------------------------------------------------
+
+def speaking_of(reading: Reading | None, candidates: Sequence[RetrievedChunk]) -> list[RetrievedChunk]:
+    """The candidates that hold one of the words a follow-up requires, in their section's own headings (the
+    document's title names every section) or their text; all of them when it requires none."""
+    if reading is None or not reading.followup or not reading.required:
+        return list(candidates)
+    return [chunk for chunk in candidates
+            if _holds(reading.required, f"{_below_title(chunk.passage.heading)} {chunk.text}")]
+
+
+def new_words_first(reading: Reading | None, assessment: Assessment) -> Assessment:
+    """The assessment with the statements that speak of a follow-up's new words ranked first: "and for a client
+    dinner?" is answered by a statement about client meals, never by the meal allowance just given. A statement
+    moved up keeps the probability it was given as a runner-up, so it must answer well on its own."""
+    if reading is None or not reading.followup or not reading.required or not assessment.candidates:
+        return assessment
+    speaking = [c for c in assessment.candidates
+                if _holds(reading.required, f"{_below_title(c.statement.chunk.passage.heading)} {c.statement.text}")]
+    if not speaking or speaking[0] is assessment.candidates[0]:
+        return assessment
+    rest = [c for c in assessment.candidates if c not in speaking]
+    return replace(assessment, candidates=(*speaking, *rest), explanation=())
+
+
+def _holds(required: Sequence[str], text: str) -> bool:
+    return not set(required).isdisjoint(content_stems(text))
+
+
+def _below_title(heading: str) -> str:
+    return heading.split(" > ", 1)[1] if " > " in heading else ""
 
 
 # -- a generative model's reading ----------------------------------------------------------------------
@@ -384,8 +414,7 @@ class ModelFollowUps:
             parsed = parse_reading(raw)
         except Exception as error:  # an adapter failure or a malformed reply: the offline reading stands in
             fallback = self._fallback.read(message, turns)
-            return Reading(question=fallback.question, search=fallback.search, followup=fallback.followup,
-                           by=fallback.by, detail=f"model reading failed: {type(error).__name__}")
+            return replace(fallback, detail=f"model reading failed: {type(error).__name__}")
         if not parsed.followup or not parsed.question.strip():
             return Reading.alone(message, by=self.version)
         previous = previous_question(turns)

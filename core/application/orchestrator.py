@@ -25,7 +25,7 @@ from core.application.checks import Anchor, ClaimSupport, Unsupported, cited_chu
 from core.application.claim_reading import CLAIM_READING_FLOOR, claim_readings
 from core.application.clarify import clarification_options
 from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope, parse_verdict
-from core.application.followups import OfflineFollowUps
+from core.application.followups import OfflineFollowUps, new_words_first, speaking_of
 from core.application.ports import (
     AnswerModel,
     AuditSink,
@@ -214,12 +214,17 @@ class Orchestrator:
             return self._refuse("not_in_corpus", evidence, owner=gap.owner)
         if not candidates:  # 5. nothing usable: refuse without calling the model
             return self._nothing_found(question, evidence)
+        answering = speaking_of(evidence.reading, candidates)  # 5b. a follow-up's new words take precedence
+        if not answering:
+            return self._not_stated(question, candidates, evidence, why="no passage speaks of the follow-up's words")
+        candidates = answering
 
         options = clarification_options(question.text, shape, candidates)  # 6. topics split
         if options:
             return Clarify(text=refusals.AMBIGUOUS, options=options, risk=evidence.risk,
                            correlation_id=evidence.correlation_id)
-        assessment = None if self._gate == "off" else self._assess(question.text, candidates)
+        assessment = None if self._gate == "off" else new_words_first(
+            evidence.reading, self._assess(question.text, candidates))
         evidence.assessment = assessment  # audited whoever decides
         if self._gate == "before_model" and assessment is not None and not assessment.answerable:
             return self._not_stated(question, candidates, evidence)  # the gate decides before the model
@@ -288,13 +293,14 @@ class Orchestrator:
         return self._refuse("not_permitted" if hidden_match else "not_in_corpus", evidence,
                             shown_as="not_in_corpus", owner=self._owner(question, ()))
 
-    def _not_stated(self, question: Question, candidates: Sequence[RetrievedChunk], evidence: Evidence) -> Refused:
+    def _not_stated(self, question: Question, candidates: Sequence[RetrievedChunk], evidence: Evidence, *,
+                    why: str = "no statement answers") -> Refused:
         """Passages match, but none states the answer: the closest are shown, weak ones with a hint to name the
         document; the audit records `not_permitted` when a hidden document matches clearly better than them."""
         best = max(chunk.score for chunk in candidates)
         shown: RefusalKind = "not_retrieved" if best < self._policy.floor else "not_in_corpus"
         hidden_match = self._index.best_unscoped_score(question.text) > best + self._policy.hidden_margin
-        evidence.detail = "no statement answers"
+        evidence.detail = why
         return self._refuse(
             "not_permitted" if hidden_match else shown, evidence, shown_as=shown,
             owner=self._owner(question, candidates),

@@ -65,6 +65,9 @@ class Reading:
     """Who read it, for the audit: the offline rewrite's version, or the model and its prompt version."""
     detail: str | None = None
     """Why a model's reading was not used (a malformed reply, a timeout), for the audit record."""
+    required: tuple[str, ...] = ()
+    """Word stems of which a passage must hold one to answer: what a frameless follow-up ("and for a client
+    dinner?") adds, so the new words take precedence over the previous question's."""
 
     @classmethod
     def alone(cls, message: str, *, by: str) -> "Reading":

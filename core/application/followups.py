@@ -154,11 +154,14 @@ def _without_conjunction(text: str, previous: Turn) -> Elliptical | None:
 
 
 def _asks(text: str) -> bool:
-    """Opens with a question word or an auxiliary ("who ...", "is ...", "does ...")."""
-    first = _first_word(text)
+    """Opens with a question word or an auxiliary ("who ...", "is ...", "does ..."), or with a preposition
+    carrying the question word along ("from which countries did ...", "in what case is ...")."""
+    found = words(text)
+    first = found[0] if found else ""
     if first == "when":  # "when travelling?" is a phrase; "when is it due?" a question
-        second = words(text)[1:2]
-        return bool(second) and second[0] in _AUXILIARIES
+        return len(found) > 1 and found[1] in _AUXILIARIES
+    if first in _SUBORDINATORS:  # "for how long?" is a phrase; "to where did he go?" a question
+        return any(word in _WH for word in found[1:4]) and any(word in _AUXILIARIES for word in found[1:])
     return first in _WH or first in _AUXILIARIES
 
 

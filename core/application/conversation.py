@@ -6,6 +6,7 @@ called into). Which of the turns the reply's audience may see is the orchestrato
 every question.
 """
 
+import heapq
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -55,7 +56,8 @@ class Conversations:
         ours = {item.message_id for item in recorded}
         others = [RecordedTurn(message_id=message.message_id, turn=Turn(question=message.text))
                   for message in unanswered if message.message_id not in ours and message.text.strip()]
-        merged = sorted([*recorded, *others], key=lambda item: _order(item.message_id))
+        # our turns stay in the order they were kept; the thread's other messages go in between them by time
+        merged = list(heapq.merge(recorded, sorted(others, key=_by_time), key=_by_time))
         return tuple(item.turn for item in merged[-CONTEXT_TURNS:])
 
     def remember(self, thread: Thread, *, message_id: str, question: str, outcome: Outcome) -> None:
@@ -71,9 +73,9 @@ class Conversations:
             log.warning("could not keep the turn of decision %s", outcome.correlation_id, exc_info=True)
 
 
-def _order(message_id: str) -> tuple[int, float, str]:
-    """Slack's message ids are times ("1700000000.000100"); anything else sorts after them, as given."""
+def _by_time(item: RecordedTurn) -> tuple[int, float]:
+    """Slack's message ids are times ("1700000000.000100"); anything else sorts after them."""
     try:
-        return (0, float(message_id), message_id)
+        return (0, float(item.message_id))
     except ValueError:
-        return (1, 0.0, message_id)
+        return (1, 0.0)

@@ -124,7 +124,10 @@ def build_followups(settings: Settings, model: AnswerModel) -> FollowUps:
     if rewriter is None and settings.followups == "model":
         from core.llm import openai_compat  # noqa: PLC0415  # the `openai` client is slow to import
 
-        rewriter = openai_compat.from_settings(settings).rewriter
+        try:
+            rewriter = openai_compat.from_settings(settings).rewriter
+        except ConfigError as error:
+            raise ConfigError(str(error).replace("SOURCED_MODEL=openai", "SOURCED_FOLLOWUPS=model")) from None
     if rewriter is None:
         return OfflineFollowUps()
     built: Rewriter = rewriter()

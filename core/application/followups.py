@@ -200,11 +200,16 @@ def previous_question(turns: Sequence[Turn]) -> Turn | None:
         if turn.ours:
             break
         trailing.insert(0, turn)
-    joined = " ".join(_bare(turn.question) + "." for turn in trailing)
+    joined = " ".join(_sentence(turn.question) for turn in trailing)
     if len(joined) > THREAD_QUESTION_LENGTH:  # the thread's question first, then its latest words
         first = _bare(trailing[0].question)[: THREAD_QUESTION_LENGTH // 2]
         joined = f"{first}. {joined[-(THREAD_QUESTION_LENGTH // 2):]}"
     return Turn(question=joined)
+
+
+def _sentence(text: str) -> str:
+    text = " ".join(text.split())
+    return text if text.endswith(("?", ".", "!")) else f"{text}."
 
 
 def rewrite(form: Elliptical, previous: Turn) -> tuple[str, str, tuple[str, ...]]:

@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, func, select
 
+from bot.cli import main
 from core.application.conversation import Conversations, ThreadMessage
 from core.application.orchestrator import Question
 from core.domain import Answered, Audience, Citation, Claim, Passage, Principal, Refused, RiskAssessment, Thread, Turn
-from core.storage import ConversationTurns
+from core.storage import ConversationTurns, make_engine, migrate
 from core.storage.tables import ConversationTurnRow
 
 NOON = datetime(2026, 5, 4, 12, 0, tzinfo=UTC)
@@ -167,3 +168,19 @@ def test_conversation_state_that_cannot_be_read_or_kept_never_stops_the_reply() 
     outcome = Conversations(orchestrator=asked, turns=BrokenTurns()).ask(  # type: ignore[arg-type]  # stand-in
         question("and if we adopt?"), thread=DM, message_id="1.0")
     assert outcome is ANSWER and asked.contexts == [()]
+
+
+def test_the_audit_purge_also_deletes_expired_turns_so_an_idle_bot_keeps_no_question(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'sourced.db'}"
+    monkeypatch.setenv("SOURCED_DATABASE_URL", url)
+    monkeypatch.setenv("SOURCED_EMBEDDER", "none")
+    engine = make_engine(url)
+    migrate(engine)
+    ConversationTurns(engine, ttl=timedelta(minutes=1)).record(
+        DM, message_id="1.0", correlation_id="a", turn=turn("an old question"), now=NOON)
+    assert main(["audit", "purge", "--older-than", "30"]) == 0
+    assert "purged 1 expired conversation turns" in capsys.readouterr().out
+    with engine.connect() as connection:
+        assert connection.execute(select(func.count()).select_from(ConversationTurnRow)).scalar_one() == 0
+    engine.dispose()

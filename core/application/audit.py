@@ -38,15 +38,19 @@ def question_sha256(question: str) -> str:
     return hashlib.sha256(question.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def redact(text: str) -> str:
+    """The text with card numbers, national ids, IBANs, e-mail addresses and phone numbers masked."""
+    redacted = text.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate cannot be stored
+    for label, pattern in _REDACTIONS:
+        redacted = pattern.sub(label, redacted)
+    return _PHONE.sub(_mask_phone, redacted)
+
+
 def question_preview(question: str) -> str:
     """A recognisable prefix of the question with card numbers, national ids, IBANs, e-mails and phone
     numbers masked: at most 80 characters, and never the whole question, so the log never holds what the
     person typed even when the question is short."""
-    redacted = question.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate cannot be stored
-    for label, pattern in _REDACTIONS:
-        redacted = pattern.sub(label, redacted)
-    redacted = _PHONE.sub(_mask_phone, redacted)
-    redacted = " ".join(redacted.split())
+    redacted = " ".join(redact(question).split())
     limit = min(PREVIEW_LENGTH - 1, int(len(redacted) * PREVIEW_SHARE))
     cut = redacted[:limit]
     if " " in cut and len(redacted) > limit:

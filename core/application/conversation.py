@@ -11,6 +11,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from core.application.audit import redact
 from core.application.orchestrator import CONTEXT_TURNS, Evidence, Orchestrator, Question
 from core.application.ports import TurnStore
 from core.domain import Answered, Outcome, RecordedTurn, Refused, Thread, Turn
@@ -61,14 +62,15 @@ class Conversations:
         return tuple(item.turn for item in merged[-CONTEXT_TURNS:])
 
     def remember(self, thread: Thread, *, message_id: str, question: str, outcome: Outcome) -> None:
-        """Keep the turn (the question as answered, the presented kind, the cited chunks)."""
+        """Keep the turn: the question as answered (card numbers, ids, IBANs, e-mails and phone numbers
+        masked: a follow-up needs the topic, not those), the presented kind, the cited chunks."""
         kind = outcome.presented_kind if isinstance(outcome, Refused) else outcome.kind
         if kind in NOT_A_TURN or not question.strip():
             return
         cited = tuple(c.passage.chunk_id for c in outcome.citations) if isinstance(outcome, Answered) else ()
         try:
             self._turns.record(thread, message_id=message_id, correlation_id=outcome.correlation_id,
-                               turn=Turn(question=question, kind=kind, cited=cited))
+                               turn=Turn(question=redact(question), kind=kind, cited=cited))
         except Exception:  # the reply still goes; the next message is then read alone
             log.warning("could not keep the turn of decision %s", outcome.correlation_id, exc_info=True)
 

@@ -184,3 +184,12 @@ def test_the_audit_purge_also_deletes_expired_turns_so_an_idle_bot_keeps_no_ques
     with engine.connect() as connection:
         assert connection.execute(select(func.count()).select_from(ConversationTurnRow)).scalar_one() == 0
     engine.dispose()
+
+
+def test_a_turn_keeps_its_question_with_card_numbers_and_addresses_masked(engine: Engine) -> None:
+    turns = ConversationTurns(engine)
+    refused = Refused(kind="not_in_corpus", text="…", risk=None, correlation_id="d4")
+    Conversations(orchestrator=Asked(refused), turns=turns).ask(  # type: ignore[arg-type]  # a stand-in
+        question("Can I pay with card 4111 1111 1111 1111 and mail ann@example.com?"), thread=DM, message_id="1.0")
+    [kept] = turns.recent(DM, limit=3)
+    assert kept.turn.question == "Can I pay with card [card] and mail [email]?"

@@ -109,11 +109,10 @@ def elliptical(message: str, previous: Turn) -> Elliptical | None:
     text = _LEAD_IN.sub("", message).strip()
     if not text or len(content_words(text)) > LONG_MESSAGE:
         return None
-    for lead, form in ((_ABOUT, "fragment"), (_WHAT_IF, "condition"), (_SAME_FOR, "fragment")):
+    for lead, opening in ((_ABOUT, ""), (_WHAT_IF, "if "), (_SAME_FOR, "")):  # "what if X" adds "if X"
         found = lead.match(text)
         if found and text[found.end():].strip(" ?.!"):
-            added = _bare(text[found.end():])
-            return Elliptical(form="fragment", added=f"if {added}" if form == "condition" else added)
+            return Elliptical(form="fragment", added=opening + _bare(text[found.end():]))
     conjunction = _CONJUNCTION.match(text)
     if conjunction:
         rest = text[conjunction.end():]

@@ -54,6 +54,9 @@ UNAVAILABLE: Final = "I can't answer right now. Please try again in a few minute
 STILL_WORKING: Final = "Still working on your question… the answer will appear here."
 PASSAGE_GONE: Final = "That passage is no longer available to you."
 USAGE: Final = "Ask me about your company's documents, for example: `/ask how do I file expenses?`"
+READING: Final = "Reading this as: *{reading}*"
+"""The standalone question a follow-up was answered as, so that a wrong reading is visible and can be
+rephrased."""
 
 PATH_SEPARATOR: Final = " \u203a "
 """A single right-pointing angle quote: reads as a path, and is not mrkdwn's `>` (a quote)."""
@@ -100,8 +103,22 @@ def render(outcome: Outcome, *, question: str, clarification_id: str | None = No
 
 def answer_message(outcome: Answered, *, share_question: str | None = None) -> Message:
     footer = answer_footer(outcome, share_question=share_question)
-    answer = _text_sections(_with_cited_links(outcome), max_blocks=BLOCK_LIMIT - len(footer))
-    return Message(text=_fallback(outcome), blocks=[*answer, *footer])
+    head = _reading_blocks(outcome)
+    answer = _text_sections(_with_cited_links(outcome), max_blocks=BLOCK_LIMIT - len(footer) - len(head))
+    return Message(text=_fallback(outcome), blocks=[*head, *answer, *footer])
+
+
+def reading_line(outcome: Outcome) -> str | None:
+    """"Reading this as: *...*" for a follow-up (mrkdwn, escaped), else None."""
+    if not outcome.reading:
+        return None
+    flat = " ".join(outcome.reading.split())
+    return READING.format(reading=escape(_shorten(flat).replace("*", "")))
+
+
+def _reading_blocks(outcome: Outcome) -> list[Block]:
+    line = reading_line(outcome)
+    return [] if line is None else [ContextBlock(block_id="reading", elements=[MarkdownTextObject(text=line)])]
 
 
 def answer_footer(outcome: Answered, *, share_question: str | None = None) -> list[Block]:
@@ -179,10 +196,8 @@ def refusal_message(outcome: Refused, *, question: str, in_channel: bool = False
     and the feedback buttons."""
     if outcome.presented_kind == "invalid_query":
         return Message(text=_fallback(outcome), blocks=[_section(escape(outcome.text))])
-    blocks: list[Block] = [
-        ContextBlock(elements=[MarkdownTextObject(text=f"You asked: “{escape(_shorten(question))}”")]),
-        _section(escape(outcome.text)),
-    ]
+    asked = reading_line(outcome) or f"You asked: “{escape(_shorten(question))}”"
+    blocks: list[Block] = [ContextBlock(elements=[MarkdownTextObject(text=asked)]), _section(escape(outcome.text))]
     blocks += [_closest_block(n, passage, outcome.correlation_id)
                for n, passage in enumerate(outcome.nearest[:CLOSEST_SHOWN], start=1)]
     if outcome.owner:
@@ -246,7 +261,7 @@ def clarify_message(outcome: Clarify, *, clarification_id: str) -> Message:
                              value=clarify_value(clarification_id, index, option.refine))
                for index, option in enumerate(outcome.options)]
     choices = ActionsBlock(block_id="clarify", elements=buttons)
-    return Message(text=_fallback(outcome), blocks=[_section(escape(outcome.text)), choices])
+    return Message(text=_fallback(outcome), blocks=[*_reading_blocks(outcome), _section(escape(outcome.text)), choices])
 
 
 def clarify_value(clarification_id: str, index: int, refine: str) -> str:

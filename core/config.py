@@ -20,6 +20,11 @@ ReaderKind = Literal["none", "bundled"]
 """`none` (the default): answerability from today's features; `bundled`: our trained cross-encoder reads the
 candidates beside them and checks every claim's quote (docs/answering.md has both measured: held out, the reader
 did not beat today's features yet, so it is not the default)."""
+FollowUpKind = Literal["auto", "offline", "model"]
+"""Who reads a follow-up ("and for contractors?") as a standalone question. `auto`: a generative answer model
+(one strict-JSON request more per message that has earlier turns), else the deterministic offline rewrite;
+`model` with the extractive answer model: an OpenAI-compatible endpoint (`SOURCED_MODEL_BASE_URL`,
+`SOURCED_MODEL_NAME`) rewrites, the extractive model answers."""
 EmbedderKind = Literal["auto", "none", "minilm", "openai"]
 """`auto`: the offline MiniLM when the `semantic` extra is installed, else none (plain BM25); `openai`: an
 OpenAI-compatible embeddings endpoint (`SOURCED_EMBEDDING_BASE_URL`, `SOURCED_EMBEDDING_MODEL`)."""
@@ -67,6 +72,10 @@ class Settings(BaseSettings):
     `reader.onnx`), with its `tokenizer.json` beside it; replaces the bundled reader."""
     audit_mode: AuditMode = "best_effort"
     user_hash_key: SecretStr | None = None
+    followups: FollowUpKind = "auto"
+    conversation_ttl_minutes: int = Field(default=60, ge=0)
+    """How long the turns of a thread (the questions as answered) are kept for follow-ups; 0 keeps none, and
+    every message is then read alone."""
 
 
 class KnownGapEntry(BaseModel):

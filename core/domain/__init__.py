@@ -1,6 +1,7 @@
 """The answer contract: outcomes, citations, principals and audiences, risk. Standard library only."""
 
 from core.domain.chunks import Link, Passage, RetrievedChunk
+from core.domain.conversation import Reading, RecordedTurn, Thread, Turn
 from core.domain.errors import CitationInvariantError, DomainError
 from core.domain.outcomes import (
     ANSWERED,
@@ -40,11 +41,15 @@ __all__ = [
     "Party",
     "Passage",
     "Principal",
+    "Reading",
+    "RecordedTurn",
     "RefusalKind",
     "Refused",
     "RetrievedChunk",
     "RiskAssessment",
     "RiskLevel",
+    "Thread",
+    "Turn",
     "ensure_citation_invariant",
     "is_visible",
 ]

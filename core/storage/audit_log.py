@@ -13,7 +13,7 @@ from typing import Any, cast
 from sqlalchemy import Engine, delete, select, update
 from sqlalchemy.orm import Session
 
-from core.application.audit import AnswerabilityNote, AuditRecord, CitedId, QuoteAnchor, ScoredId
+from core.application.audit import AnswerabilityNote, AuditRecord, CitedId, QuoteAnchor, ReadingNote, ScoredId
 from core.domain import OutcomeKind, RiskLevel
 from core.storage.tables import AuditEventRow
 
@@ -80,6 +80,9 @@ def _to_row(record: AuditRecord) -> AuditEventRow:
             "model_version": record.answerability.model_version, "reader": record.answerability.reader,
             "strongest": [{"feature": name, "contribution": value} for name, value in record.answerability.strongest],
         },
+        reading=None if record.reading is None else {
+            "by": record.reading.by, "followup": record.reading.followup, "sha256": record.reading.sha256,
+            "preview": record.reading.preview},
     )
 
 
@@ -117,6 +120,9 @@ def _from_row(row: AuditEventRow) -> AuditRecord:
             model_version=str(row.answerability["model_version"]), reader=row.answerability.get("reader"),
             strongest=tuple((str(i["feature"]), float(i["contribution"])) for i in row.answerability["strongest"]),
         ),
+        reading=None if row.reading is None else ReadingNote(
+            by=str(row.reading["by"]), followup=bool(row.reading["followup"]), sha256=row.reading.get("sha256"),
+            preview=row.reading.get("preview")),
     )
 
 

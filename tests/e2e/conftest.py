@@ -128,10 +128,11 @@ class Deployment:
         assert self.bot.workers.wait_idle(timeout_s), "replies still running"
 
 
-def write_kb(root: Path, names: tuple[str, ...] | None = None) -> Path:
+def write_kb(root: Path, names: tuple[str, ...] | None = None, extra: dict[str, str] | None = None) -> Path:
+    """`DOCUMENTS` (those named, or all), and a test's own `extra` documents beside them."""
     root.mkdir(parents=True, exist_ok=True)
-    for name, text in DOCUMENTS.items():
-        if names is None or name in names:
+    for name, text in {**DOCUMENTS, **(extra or {})}.items():
+        if names is None or name in names or name in (extra or {}):
             (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
     return root
 
@@ -149,13 +150,14 @@ def deploy(tmp_path: Path, slack: FakeSlack) -> Iterator[Any]:
     stops: list[Any] = []
 
     def start(documents: tuple[str, ...] | None = None, name: str = "main", *, settings: Settings | None = None,
-              slack_settings: dict[str, Any] | None = None) -> Deployment:
-        """`settings`: the core's (audit mode, model, embedder); its database URL is replaced by this test's."""
+              slack_settings: dict[str, Any] | None = None, extra: dict[str, str] | None = None) -> Deployment:
+        """`settings`: the core's (audit mode, model, embedder); its database URL is replaced by this test's.
+        `extra`: documents of the test's own, ingested beside `DOCUMENTS`."""
         database_url = f"sqlite:///{tmp_path / name}.db"
         core = (settings.model_copy(update={"database_url": database_url}) if settings is not None
                 else Settings(database_url=database_url))
         sourced = bootstrap(core, config=CONFIG, progress=False)
-        report = sourced.ingestor.ingest(write_kb(tmp_path / f"kb-{name}", documents))
+        report = sourced.ingestor.ingest(write_kb(tmp_path / f"kb-{name}", documents, extra))
         assert not report.errors
         # no "still working" notice unless a test asks for one: a loaded machine must not change what is posted
         quiet = {"working_after_s": 60.0}

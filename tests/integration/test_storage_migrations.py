@@ -12,12 +12,12 @@ from core.storage.migrations import include_name
 from core.storage.tables import Base
 
 TABLES = {"documents", "document_roles", "chunks", "audit_events", "processed_events", "feedback",
-          "pending_clarifications", "chunk_embeddings"}
+          "pending_clarifications", "chunk_embeddings", "conversation_turns"}
 
 
 def test_migrating_creates_every_table_and_records_the_head_revision(engine: Engine) -> None:
     assert set(inspect(engine).get_table_names()) >= TABLES
-    assert current_revision(engine) == head_revision() == "0007_chunk_locators"
+    assert current_revision(engine) == head_revision() == "0008_conversation_turns"
 
 
 def test_migrating_again_changes_nothing(engine: Engine) -> None:

@@ -60,6 +60,6 @@ def answer_in_thread(body: dict[str, Any], request: BoltRequest, context: BoltCo
         thread_context = get_thread_context()
         replies.conversation(ids, event=delivery_of(body, request), place=place, text=text,
                              context_channel=thread_context.channel_id if thread_context else None,
-                             assistant=tools)
+                             assistant=tools, message_ts=str(event["ts"]), conversation_ts=place.thread_ts)
 
     replies.submit("assistant_message", work)

@@ -22,14 +22,15 @@ from core.documents.model import (
     Block,
     Code,
     Document,
+    Heading,
     Link,
     ListBlock,
     ListItem,
     Paragraph,
     Quote,
-    Section,
     Table,
     Text,
+    sections_of,
 )
 
 LEAD_LIMIT: Final = 80
@@ -57,13 +58,7 @@ class _Warnings:
         self.found.append(where + text)
 
 
-@dataclass(frozen=True, kw_only=True)
-class _Heading:
-    level: int
-    text: str
-
-
-_Event = _Heading | Block
+_Event = Heading | Block
 
 
 def read_markdown(body: str, *, first_line: int = 1) -> Document:
@@ -72,28 +67,14 @@ def read_markdown(body: str, *, first_line: int = 1) -> Document:
     warnings: list[str] = []
     root = SyntaxTreeNode(_PARSER.parse(body))
     events = list(_events(root.children, _Warnings(warnings, first_line)))
-    if not any(isinstance(event, _Heading) and event.level > 1 for event in events):
+    if not any(isinstance(event, Heading) and event.level > 1 for event in events):
         events = list(_leads_as_headings(events))
-    title = next((event.text for event in events if isinstance(event, _Heading) and event.level == 1), None)
-    return Document(sections=tuple(_sections(events)), title=title, warnings=tuple(warnings))
+    title = next((event.text for event in events if isinstance(event, Heading) and event.level == 1), None)
+    return Document(sections=tuple(sections_of(events)), title=title, warnings=tuple(warnings))
 
 
 # -- sections -----------------------------------------------------------------------------------------------
 
-
-def _sections(events: Sequence[_Event]) -> Iterator[Section]:
-    stack: list[_Heading] = []
-    blocks: list[Block] = []
-    for event in events:
-        if isinstance(event, _Heading):
-            if blocks:
-                yield Section(headings=tuple(h.text for h in stack), blocks=tuple(blocks))
-            stack = [*(h for h in stack if h.level < event.level), event]
-            blocks = []
-        else:
-            blocks.append(event)
-    if blocks:
-        yield Section(headings=tuple(h.text for h in stack), blocks=tuple(blocks))
 
 
 def _leads_as_headings(events: Sequence[_Event]) -> Iterator[_Event]:
@@ -103,7 +84,7 @@ def _leads_as_headings(events: Sequence[_Event]) -> Iterator[_Event]:
         if isinstance(event, Paragraph) and 0 < event.text.lead <= LEAD_LIMIT:
             name = event.text.text[: event.text.lead].strip().rstrip(".:")
             if name:
-                yield _Heading(level=2, text=name)
+                yield Heading(level=2, text=name)
                 rest = event.text.text[event.text.lead:].strip()
                 if len(rest) > 1:
                     yield event
@@ -124,7 +105,7 @@ def _node_events(node: SyntaxTreeNode, warnings: _Warnings) -> Iterator[_Event]:
         case "heading":
             heading = _inline(node.children[0] if node.children else None).text
             if heading:
-                yield _Heading(level=int(node.tag[1:]), text=heading)
+                yield Heading(level=int(node.tag[1:]), text=heading)
         case "paragraph":
             words = _inline(node.children[0] if node.children else None)
             if words:
@@ -148,7 +129,7 @@ def _quoted(node: SyntaxTreeNode, warnings: _Warnings) -> Iterator[_Event]:
     """A blockquote's blocks as quotes; a heading inside it is a section heading like any other."""
     run: list[Block] = []
     for event in _events(node.children, warnings):
-        if isinstance(event, _Heading):
+        if isinstance(event, Heading):
             if run:
                 yield Quote(blocks=tuple(run))
                 run = []
@@ -173,7 +154,7 @@ def _item(node: SyntaxTreeNode, warnings: _Warnings) -> ListItem:
     for event in _events(node.children, warnings):
         if isinstance(event, Paragraph) and not children:
             words.append(event.text)
-        elif isinstance(event, _Heading):
+        elif isinstance(event, Heading):
             words.append(Text(text=event.text))
         else:
             children.append(event)
@@ -422,7 +403,7 @@ class _HtmlText(HTMLParser):
         text = self._builder.build()
         self._builder = _TextBuilder()
         if text:
-            self._events.append(_Heading(level=self._heading, text=text.text) if self._heading
+            self._events.append(Heading(level=self._heading, text=text.text) if self._heading
                                 else Paragraph(text=replace(text, lead=0)))
         self._heading = None
 

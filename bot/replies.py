@@ -25,7 +25,7 @@ from bot.work import ReplyWorkers
 from core.application.audit import AuditRecord, user_reference
 from core.application.orchestrator import Question
 from core.bootstrap import Sourced
-from core.domain import Audience, Clarify, Outcome, Passage, Principal, Refused
+from core.domain import Audience, Clarify, Outcome, Passage, Principal, Refused, presented_kind
 from core.domain.text import storable
 
 log = logging.getLogger(__name__)
@@ -207,7 +207,7 @@ class Replies:
         if assistant is not None:
             assistant.set_status(views.READING_STATUS)
             assistant.set_title(views.thread_title(text))
-        audience = (self._audience.for_channel(principal, context_channel) if context_channel
+        audience = (self._audience.narrowed_to(principal, context_channel) if context_channel
                     else AudiencePolicy.private(principal))
         outcome = self._ask(text, principal, audience, ids=ids, channel_id=place.channel_id)
         message = self._message(outcome, text, principal, place.channel_id)
@@ -314,7 +314,7 @@ class Replies:
             return
         if outcome.kind != "answered":
             log.info("share withheld in %s: %s for the channel's audience (correlation %s)",
-                     place.channel_id, outcome.kind, outcome.correlation_id)
+                     place.channel_id, presented_kind(outcome), outcome.correlation_id)
             respond(**_ephemeral(blocks.notice(blocks.NOT_SHARED)))
             return
         message = self._message(outcome, question, principal, place.channel_id, in_channel=True)
@@ -382,7 +382,7 @@ class Replies:
              channel_id: str | None) -> Outcome:
         outcome = self._sourced.orchestrator.ask(Question(text=text, principal=principal, audience=audience,
                                                           workspace_id=ids.team_id, channel_id=channel_id))
-        log.info("reply %s in %s: %s", outcome.correlation_id, channel_id or "-", outcome.kind)
+        log.info("reply %s in %s: %s", outcome.correlation_id, channel_id or "-", presented_kind(outcome))
         return outcome
 
     def _message(self, outcome: Outcome, question: str, principal: Principal, channel_id: str | None, *,

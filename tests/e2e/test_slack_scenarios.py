@@ -367,11 +367,11 @@ def test_a_clarification_can_be_answered_once_and_a_forged_button_is_refused(nor
 
 # -- the HTTP surface -----------------------------------------------------------------------------------
 
-def test_health_and_metrics_are_served_beside_the_events(northwind: Deployment) -> None:
+def test_health_is_served_beside_the_events_and_metrics_on_their_own_port(northwind: Deployment) -> None:
     base = northwind.url.removesuffix("/slack/events")
     with urllib.request.urlopen(base + "/healthz", timeout=5) as health:
         assert json.loads(health.read())["status"] == "ok"
-    with urllib.request.urlopen(base + "/metrics", timeout=5) as metrics:
+    with urllib.request.urlopen(northwind.metrics_url, timeout=5) as metrics:
         assert "sourced_slack_ack_seconds" in metrics.read().decode()
 
 

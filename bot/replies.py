@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -22,11 +22,11 @@ from bot.identity import IdentityResolver, SignedIds
 from bot.still_working import StillWorking
 from bot.streaming import Conversation, deliver
 from bot.work import ReplyWorkers
-from core.application.audit import AuditRecord, user_reference
+from core.application.audit import user_reference
+from core.application.feedback import Click, why_not_counted
 from core.application.orchestrator import Question
 from core.bootstrap import Sourced
 from core.domain import Audience, Clarify, Outcome, Passage, Principal, Refused, presented_kind
-from core.domain.text import storable
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,6 @@ Respond = Callable[..., Any]
 """Bolt's `respond`: posts to the request's `response_url` (ephemeral by default)."""
 Verdict = Literal["helpful", "not_helpful"]
 """A reader's verdict on a whole reply; a closest passage's button says `answered_it`."""
-MAX_DECISION_ID: Final = 64
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -329,9 +328,9 @@ class Replies:
 
     def feedback(self, ids: SignedIds, *, correlation_id: str, verdict: Verdict, place: Place,
                  respond: Respond) -> None:
-        """Store the verdict against the decision the button names, and say thanks on the message."""
+        """Store the verdict against the decision the button names, and thank the clicker."""
         self._rate(ids, correlation_id=correlation_id, verdict=verdict, chunk_id=None, place=place)
-        self._note(place, blocks.FEEDBACK_BLOCK, blocks.THANKS, respond)
+        self._thank(place, respond)
 
     def answered_it(self, ids: SignedIds, *, value: str, place: Place, respond: Respond) -> None:
         """"This answered it" on a closest passage: stored against the decision with the chunk it names."""
@@ -341,31 +340,28 @@ class Replies:
         else:
             self._rate(ids, correlation_id=named.correlation_id, verdict="answered_it", chunk_id=named.chunk_id,
                        place=place)
-        self._note(place, blocks.FEEDBACK_BLOCK, blocks.THANKS, respond)
+        self._thank(place, respond)
 
     def _rate(self, ids: SignedIds, *, correlation_id: str, verdict: Verdict | Literal["answered_it"],
               chunk_id: str | None, place: Place) -> None:
-        """A click counts only for a decision that exists, whose reply the clicker could see, once per clicker;
-        anything else is ignored and logged (ids only). The clicker is thanked either way, so a forged click
-        learns nothing about which decisions exist."""
-        user_ref = user_reference(ids.user_id, self._user_hash_key)
-        refused = self._why_not_counted(correlation_id, user_ref, chunk_id, place)
+        """A click counts only from a reader of the reply, about a chunk it showed, once per reader
+        (`core.application.feedback`); anything else is ignored and logged (ids only). The clicker is thanked
+        either way, so a forged click learns nothing about which decisions exist."""
+        click = Click(reader=user_reference(ids.user_id, self._user_hash_key), channel_id=place.channel_id,
+                      ephemeral=place.is_ephemeral)
+        refused = why_not_counted(correlation_id, click, decisions=self._sourced.audit_log, chunk_id=chunk_id)
         if refused is not None:
             log.warning("feedback ignored: %s", refused)
-        elif self._sourced.feedback.record(correlation_id, user_ref, verdict, chunk_id=chunk_id) is None:
+        elif self._sourced.feedback.record(correlation_id, click.reader, verdict, chunk_id=chunk_id) is None:
             log.info("feedback ignored: decision %s already rated by this reader", correlation_id)
 
-    def _why_not_counted(self, correlation_id: str, user_ref: str, chunk_id: str | None, place: Place) -> str | None:
-        if not storable(correlation_id) or len(correlation_id) > MAX_DECISION_ID:
-            return "an unreadable decision id"
-        decision = self._sourced.audit_log.get(correlation_id)
-        if decision is None:
-            return f"no decision {correlation_id!r}"
-        if not _could_see(decision, user_ref, place):
-            return f"decision {correlation_id!r} was not shown to the clicker"
-        if chunk_id is not None and chunk_id not in {item.chunk_id for item in decision.retrieved}:
-            return f"chunk {chunk_id[:MAX_DECISION_ID]!r} is not one decision {correlation_id!r} retrieved"
-        return None
+    def _thank(self, place: Place, respond: Respond) -> None:
+        """On a message the clicker alone reads, the feedback buttons become the thanks; on one a channel reads,
+        they stay for its other readers and the clicker is thanked privately."""
+        if self._in_channel(place):
+            respond(**_ephemeral(blocks.notice(blocks.THANKS)), replace_original=False)
+            return
+        self._note(place, blocks.FEEDBACK_BLOCK, blocks.THANKS, respond)
 
     def passage(self, ids: SignedIds, *, value: str, respond: Respond) -> None:
         """Show a cited passage to the clicker alone, and only if the clicker may see its document."""
@@ -443,13 +439,6 @@ class Replies:
             respond(text=text, blocks=updated, replace_original=True)
             return
         self._client.chat_update(channel=place.channel_id, ts=place.message_ts, text=text, blocks=updated)
-
-
-def _could_see(decision: AuditRecord, user_ref: str, place: Place) -> bool:
-    """The asker saw their reply wherever it went; anyone else, a reply in the channel they clicked in."""
-    if decision.user_ref == user_ref:
-        return True
-    return not place.is_ephemeral and place.channel_id is not None and place.channel_id == decision.channel_id
 
 
 def _apologise(respond: Respond) -> None:

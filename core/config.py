@@ -67,6 +67,9 @@ class Settings(BaseSettings):
     `reader.onnx`), with its `tokenizer.json` beside it; replaces the bundled reader."""
     audit_mode: AuditMode = "best_effort"
     user_hash_key: SecretStr | None = None
+    feedback_export_key: SecretStr | None = None
+    """`SOURCED_FEEDBACK_EXPORT_KEY`: the key of the readers' hashes in `sourced feedback export`, so they stay
+    comparable from one export to the next; unset, each export hashes with a key of its own, used once."""
 
 
 class KnownGapEntry(BaseModel):

@@ -125,6 +125,8 @@ class Replies:
                     return
                 place = Conversation(channel_id=channel_id, thread_ts=thread_ts, user_id=ids.user_id,
                                      team_id=ids.team_id)
+                # the channel in view was never looked up (or the lookup died with the worker): the asker's own
+                # audience, as when the lookup fails, is what only the asker reads
                 self._converse_or_apologise(ids, place=place, text=text, context_channel=payload.get("context"))
 
         self._workers.submit("resume", work)
@@ -173,13 +175,15 @@ class Replies:
                                       blocks=message.block_dicts())
 
     def conversation(self, ids: SignedIds, *, event: Delivery, place: Conversation, text: str,
-                     context_channel: str | None = None, assistant: AssistantThread | None = None) -> None:
+                     channel_in_view: Callable[[], str | None] | None = None,
+                     assistant: AssistantThread | None = None) -> None:
         """A DM, or a message in an assistant thread: only the asker reads the reply, so it uses what the asker
-        may see, narrowed to the audience of `context_channel` (the channel the person is looking at) when the
-        assistant thread has one. Once per event id, as for mentions."""
+        may see, narrowed to the audience of the channel the person is looking at when the assistant thread has
+        one (`channel_in_view`, a Web API lookup). Once per event id, as for mentions: the claim comes before
+        any Web API call, so a redelivery repeats none of them."""
         payload = {"kind": "conversation", "user_id": ids.user_id, "team_id": ids.team_id,
                    "enterprise_id": ids.enterprise_id, "channel_id": place.channel_id,
-                   "thread_ts": place.thread_ts, "text": text, "context": context_channel}
+                   "thread_ts": place.thread_ts, "text": text}
         try:
             mine = self._events.claim(event.event_id, payload=payload, retry=event.retry)
         except Exception:
@@ -187,8 +191,16 @@ class Replies:
             raise
         if mine:
             with self._events.holding(event.event_id):
-                self._converse_or_apologise(ids, place=place, text=text, context_channel=context_channel,
+                self._converse_or_apologise(ids, place=place, text=text,
+                                            context_channel=_looked_up(channel_in_view, place),
                                             assistant=assistant)
+
+    def once(self, event: Delivery, kind: str, work: Callable[[], None]) -> None:
+        """Run `work` for the first delivery of an event only. Its claim keeps no question: an event of this
+        kind whose worker died is not resumed (a greeting or a saved context matters less than a duplicate)."""
+        if self._events.claim(event.event_id, payload={"kind": kind}, retry=event.retry):
+            with self._events.holding(event.event_id):
+                work()
 
     def _converse_or_apologise(self, ids: SignedIds, *, place: Conversation, text: str,
                                context_channel: str | None, assistant: AssistantThread | None = None) -> None:
@@ -439,6 +451,19 @@ class Replies:
             respond(text=text, blocks=updated, replace_original=True)
             return
         self._client.chat_update(channel=place.channel_id, ts=place.message_ts, text=text, blocks=updated)
+
+
+def _looked_up(channel_in_view: Callable[[], str | None] | None, place: Conversation) -> str | None:
+    """The channel an assistant thread is looking at; None when there is none, or the lookup failed: the reply
+    then uses the asker's own audience (only the asker reads it) rather than leaving the question unanswered."""
+    if channel_in_view is None:
+        return None
+    try:
+        return channel_in_view()
+    except Exception as error:  # a Web API call (conversations.replies) that may fail in any way
+        log.warning("thread context of %s unreadable (%s); answering for the asker alone", place.channel_id,
+                    type(error).__name__)
+        return None
 
 
 def _apologise(respond: Respond) -> None:

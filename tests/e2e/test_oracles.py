@@ -77,14 +77,19 @@ def ask(bot: Deployment, slack: FakeSlack, question: str, *, user: str, name: st
     return slack.wait_for(f"response/{name}")[0]
 
 
-def click(bot: Deployment, slack: FakeSlack, *, user: str, action_id: str, value: str, name: str,
-          channel: str = "CPUBLIC", ephemeral: bool = False, message: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A signed click; what the clicker was sent back through the response URL."""
+def press(bot: Deployment, slack: FakeSlack, *, user: str, action_id: str, value: str, name: str,
+          channel: str = "CPUBLIC", ephemeral: bool = False, message: dict[str, Any] | None = None) -> None:
+    """A signed click, handled to the end."""
     shown = {"blocks": message["blocks"], "text": message["text"]} if message else None
     reply = send_click(bot.url, user=user, action_id=action_id, value=value, channel=channel,
                        response_url=slack.response_url(name), ephemeral=ephemeral, message=shown)
     assert reply.status == 200
     bot.settle()
+
+
+def click(bot: Deployment, slack: FakeSlack, *, name: str, **pressed: Any) -> dict[str, Any]:
+    """A signed click; what the clicker was sent back through the response URL."""
+    press(bot, slack, name=name, **pressed)
     return slack.wait_for(f"response/{name}")[0]
 
 
@@ -205,7 +210,7 @@ def test_this_answered_it_counts_only_for_a_chunk_the_reply_showed(northwind: De
     decision = button(answer, Action.HELPFUL)["value"]
     record = northwind.sourced.audit_log.get(decision)
     assert record is not None
-    unshown = [item.chunk_id for item in record.retrieved if item.chunk_id not in record.shown]
+    unshown = [item.chunk_id for item in record.retrieved if item.chunk_id not in {c.chunk_id for c in record.cited}]
     assert unshown, "the question retrieves a chunk its answer does not cite"
     click(northwind, slack, user="UALICE", action_id=Action.ANSWERED_IT, ephemeral=True, name="unshown",
           value=blocks.answered_it_value(decision, unshown[0]))
@@ -219,7 +224,7 @@ def test_the_export_names_each_reader_by_a_keyed_hash_so_one_persons_clicks_weig
     refunds = mention(northwind, slack, REFUND_QUESTION, user="UBOB")
     meals = mention(northwind, slack, "What is the daily meal limit when travelling?", user="UBOB")
     for n, (reader, reply) in enumerate((("UBOB", refunds), ("UBOB", meals), ("UALICE", refunds))):
-        click(northwind, slack, user=reader, action_id=Action.HELPFUL, value=button(reply, Action.HELPFUL)["value"],
+        press(northwind, slack, user=reader, action_id=Action.HELPFUL, value=button(reply, Action.HELPFUL)["value"],
               name=f"rate-{n}", message=reply)
     lines = export(northwind)
     assert len(lines) == 3 and all("reader" in line for line in lines)
@@ -392,7 +397,7 @@ def test_home_metrics_export_and_logs_are_the_same_with_the_restricted_document_
             private = ask(bot, slack, SALARY_QUESTION, user="ULARA", name=f"ask-{name}")
             refusal = mention(bot, slack, HOTEL_QUESTION, user="UBOB")
             passage = button(refusal, Action.ANSWERED_IT)
-            click(bot, slack, user="UALICE", action_id=Action.ANSWERED_IT, value=passage["value"],
+            press(bot, slack, user="UALICE", action_id=Action.ANSWERED_IT, value=passage["value"],
                   name=f"answered-{name}", message=refusal)
             home = open_home(bot, slack, "ULARA")
         ids = [record.correlation_id for record in reversed(bot.sourced.audit_log.list(limit=10))]

@@ -40,7 +40,9 @@ def environment(tmp_path: Path, slack: FakeSlack, **overrides: str) -> dict[str,
     env |= {"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
             "SOURCED_SLACK_API_URL": slack.api_url, "SOURCED_DATABASE_URL": database_url,
             "SOURCED_CONFIG": str(tmp_path / "sourced.yml"), "PYTHONPATH": str(ROOT),
-            "SOURCED_METRICS_PORT": str(free_port())}  # never the default: other servers may be running here
+            "SOURCED_METRICS_PORT": str(free_port()),  # never the default: other servers may be running here
+            # no "still working" notice: a cold worker on a loaded machine must not change what is posted
+            "SOURCED_SLACK_WORKING_AFTER_S": "60"}
     return env | overrides
 
 

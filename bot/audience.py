@@ -8,7 +8,7 @@
 
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from slack_sdk import WebClient
@@ -75,7 +75,12 @@ class AudiencePolicy:
         parties = [Party(roles=self._channels.get(channel_id, frozenset({EVERYONE}))), principal.party]
         if facts.reaches_guests:
             parties.append(GUEST_PARTY)
-        return Audience(parties=tuple(dict.fromkeys(parties)))
+        return Audience(parties=tuple(dict.fromkeys(parties)), posted_in=channel_id)
+
+    def narrowed_to(self, principal: Principal, channel_id: str) -> Audience:
+        """A reply the asker alone reads, using only what the readers of `channel_id` may see as well (the
+        assistant thread's channel in view)."""
+        return replace(self.for_channel(principal, channel_id), posted_in=None)
 
     def channel(self, channel_id: str) -> ChannelFacts:
         if channel_id.startswith("D"):

@@ -23,13 +23,13 @@ from bot.mentions import strip_mention
 from bot.still_working import StillWorking
 from bot.streaming import Conversation, deliver
 from bot.work import ReplyWorkers
-from core.application.audit import AuditRecord, user_reference
+from core.application.audit import user_reference
 from core.application.conversation import ThreadMessage
+from core.application.feedback import Click, why_not_counted
 from core.application.orchestrator import Question
 from core.application.shape import MAX_QUESTION_LENGTH
 from core.bootstrap import Sourced
-from core.domain import Audience, Clarify, Outcome, Passage, Principal, Refused, Thread
-from core.domain.text import storable
+from core.domain import Audience, Clarify, Outcome, Passage, Principal, Refused, Thread, presented_kind
 from core.storage import PendingClarification
 
 log = logging.getLogger(__name__)
@@ -38,7 +38,6 @@ Respond = Callable[..., Any]
 """Bolt's `respond`: posts to the request's `response_url` (ephemeral by default)."""
 Verdict = Literal["helpful", "not_helpful"]
 """A reader's verdict on a whole reply; a closest passage's button says `answered_it`."""
-MAX_DECISION_ID: Final = 64
 THREAD_MESSAGES: Final = 5
 """Messages of a thread Sourced is called into that it reads: the thread's first, and the latest before the
 mention."""
@@ -153,6 +152,8 @@ class Replies:
                 turned = Turned(thread=Thread(workspace_id=ids.team_id, channel_id=channel_id,
                                               thread_id=str(payload.get("conversation") or "")),
                                 message_id=message_ts)
+                # the channel in view was never looked up (or the lookup died with the worker): the asker's own
+                # audience, as when the lookup fails, is what only the asker reads
                 self._converse_or_apologise(ids, place=place, text=text, context_channel=payload.get("context"),
                                             turned=turned if "conversation" in payload else None)
 
@@ -210,20 +211,22 @@ class Replies:
                                       blocks=message.block_dicts())
 
     def conversation(self, ids: SignedIds, *, event: Delivery, place: Conversation, text: str,
-                     context_channel: str | None = None, assistant: AssistantThread | None = None,
-                     message_ts: str | None = None, conversation_ts: str = "") -> None:
+                     channel_in_view: Callable[[], str | None] | None = None,
+                     assistant: AssistantThread | None = None, message_ts: str | None = None,
+                     conversation_ts: str = "") -> None:
         """A DM, or a message in an assistant thread: only the asker reads the reply, so it uses what the asker
-        may see, narrowed to the audience of `context_channel` (the channel the person is looking at) when the
-        assistant thread has one. Once per event id, as for mentions. The message is a turn of its
-        conversation: `conversation_ts`, its thread ("" for the top level of a DM), and `message_ts`, its own
-        id; follow-ups are read against the turns before it."""
+        may see, narrowed to the audience of the channel the person is looking at when the assistant thread has
+        one (`channel_in_view`, a Web API lookup). Once per event id, as for mentions: the claim comes before
+        any Web API call, so a redelivery repeats none of them. The message is a turn of its conversation:
+        `conversation_ts`, its thread ("" for the top level of a DM), and `message_ts`, its own id; follow-ups
+        are read against the turns before it."""
         message_ts = message_ts or place.thread_ts
         turned = Turned(thread=Thread(workspace_id=ids.team_id, channel_id=place.channel_id,
                                       thread_id=conversation_ts), message_id=message_ts)
         payload = {"kind": "conversation", "user_id": ids.user_id, "team_id": ids.team_id,
                    "enterprise_id": ids.enterprise_id, "channel_id": place.channel_id,
-                   "thread_ts": place.thread_ts, "text": text, "context": context_channel,
-                   "message_ts": message_ts, "conversation": conversation_ts}
+                   "thread_ts": place.thread_ts, "text": text, "message_ts": message_ts,
+                   "conversation": conversation_ts}
         try:
             mine = self._events.claim(event.event_id, payload=payload, retry=event.retry)
         except Exception:
@@ -231,8 +234,16 @@ class Replies:
             raise
         if mine:
             with self._events.holding(event.event_id):
-                self._converse_or_apologise(ids, place=place, text=text, context_channel=context_channel,
+                self._converse_or_apologise(ids, place=place, text=text,
+                                            context_channel=_looked_up(channel_in_view, place),
                                             assistant=assistant, turned=turned)
+
+    def once(self, event: Delivery, kind: str, work: Callable[[], None]) -> None:
+        """Run `work` for the first delivery of an event only. Its claim keeps no question: an event of this
+        kind whose worker died is not resumed (a greeting or a saved context matters less than a duplicate)."""
+        if self._events.claim(event.event_id, payload={"kind": kind}, retry=event.retry):
+            with self._events.holding(event.event_id):
+                work()
 
     def _converse_or_apologise(self, ids: SignedIds, *, place: Conversation, text: str,
                                context_channel: str | None, assistant: AssistantThread | None = None,
@@ -252,7 +263,7 @@ class Replies:
         if assistant is not None:
             assistant.set_status(views.READING_STATUS)
             assistant.set_title(views.thread_title(text))
-        audience = (self._audience.for_channel(principal, context_channel) if context_channel
+        audience = (self._audience.narrowed_to(principal, context_channel) if context_channel
                     else AudiencePolicy.private(principal))
         outcome = self._ask(text, principal, audience, ids=ids, channel_id=place.channel_id, turned=turned)
         message = self._message(outcome, text, principal, place.channel_id, turned=turned)
@@ -364,7 +375,7 @@ class Replies:
             return
         if outcome.kind != "answered":
             log.info("share withheld in %s: %s for the channel's audience (correlation %s)",
-                     place.channel_id, outcome.kind, outcome.correlation_id)
+                     place.channel_id, presented_kind(outcome), outcome.correlation_id)
             respond(**_ephemeral(blocks.notice(blocks.NOT_SHARED)))
             return
         message = self._message(outcome, question, principal, place.channel_id, in_channel=True)
@@ -379,9 +390,9 @@ class Replies:
 
     def feedback(self, ids: SignedIds, *, correlation_id: str, verdict: Verdict, place: Place,
                  respond: Respond) -> None:
-        """Store the verdict against the decision the button names, and say thanks on the message."""
+        """Store the verdict against the decision the button names, and thank the clicker."""
         self._rate(ids, correlation_id=correlation_id, verdict=verdict, chunk_id=None, place=place)
-        self._note(place, blocks.FEEDBACK_BLOCK, blocks.THANKS, respond)
+        self._thank(place, respond)
 
     def answered_it(self, ids: SignedIds, *, value: str, place: Place, respond: Respond) -> None:
         """"This answered it" on a closest passage: stored against the decision with the chunk it names."""
@@ -391,31 +402,28 @@ class Replies:
         else:
             self._rate(ids, correlation_id=named.correlation_id, verdict="answered_it", chunk_id=named.chunk_id,
                        place=place)
-        self._note(place, blocks.FEEDBACK_BLOCK, blocks.THANKS, respond)
+        self._thank(place, respond)
 
     def _rate(self, ids: SignedIds, *, correlation_id: str, verdict: Verdict | Literal["answered_it"],
               chunk_id: str | None, place: Place) -> None:
-        """A click counts only for a decision that exists, whose reply the clicker could see, once per clicker;
-        anything else is ignored and logged (ids only). The clicker is thanked either way, so a forged click
-        learns nothing about which decisions exist."""
-        user_ref = user_reference(ids.user_id, self._user_hash_key)
-        refused = self._why_not_counted(correlation_id, user_ref, chunk_id, place)
+        """A click counts only from a reader of the reply, about a chunk it showed, once per reader
+        (`core.application.feedback`); anything else is ignored and logged (ids only). The clicker is thanked
+        either way, so a forged click learns nothing about which decisions exist."""
+        click = Click(reader=user_reference(ids.user_id, self._user_hash_key), channel_id=place.channel_id,
+                      ephemeral=place.is_ephemeral)
+        refused = why_not_counted(correlation_id, click, decisions=self._sourced.audit_log, chunk_id=chunk_id)
         if refused is not None:
             log.warning("feedback ignored: %s", refused)
-        elif self._sourced.feedback.record(correlation_id, user_ref, verdict, chunk_id=chunk_id) is None:
+        elif self._sourced.feedback.record(correlation_id, click.reader, verdict, chunk_id=chunk_id) is None:
             log.info("feedback ignored: decision %s already rated by this reader", correlation_id)
 
-    def _why_not_counted(self, correlation_id: str, user_ref: str, chunk_id: str | None, place: Place) -> str | None:
-        if not storable(correlation_id) or len(correlation_id) > MAX_DECISION_ID:
-            return "an unreadable decision id"
-        decision = self._sourced.audit_log.get(correlation_id)
-        if decision is None:
-            return f"no decision {correlation_id!r}"
-        if not _could_see(decision, user_ref, place):
-            return f"decision {correlation_id!r} was not shown to the clicker"
-        if chunk_id is not None and chunk_id not in {item.chunk_id for item in decision.retrieved}:
-            return f"chunk {chunk_id[:MAX_DECISION_ID]!r} is not one decision {correlation_id!r} retrieved"
-        return None
+    def _thank(self, place: Place, respond: Respond) -> None:
+        """On a message the clicker alone reads, the feedback buttons become the thanks; on one a channel reads,
+        they stay for its other readers and the clicker is thanked privately."""
+        if self._in_channel(place):
+            respond(**_ephemeral(blocks.notice(blocks.THANKS)), replace_original=False)
+            return
+        self._note(place, blocks.FEEDBACK_BLOCK, blocks.THANKS, respond)
 
     def passage(self, ids: SignedIds, *, value: str, respond: Respond) -> None:
         """Show a cited passage to the clicker alone, and only if the clicker may see its document."""
@@ -439,7 +447,7 @@ class Replies:
         else:
             outcome = self._sourced.conversations.ask(question, thread=turned.thread, message_id=turned.message_id,
                                                       unanswered=unanswered)
-        log.info("reply %s in %s: %s%s", outcome.correlation_id, channel_id or "-", outcome.kind,
+        log.info("reply %s in %s: %s%s", outcome.correlation_id, channel_id or "-", presented_kind(outcome),
                  " (read as a follow-up)" if outcome.reading else "")
         return outcome
 
@@ -528,11 +536,17 @@ class Replies:
         self._client.chat_update(channel=place.channel_id, ts=place.message_ts, text=text, blocks=updated)
 
 
-def _could_see(decision: AuditRecord, user_ref: str, place: Place) -> bool:
-    """The asker saw their reply wherever it went; anyone else, a reply in the channel they clicked in."""
-    if decision.user_ref == user_ref:
-        return True
-    return not place.is_ephemeral and place.channel_id is not None and place.channel_id == decision.channel_id
+def _looked_up(channel_in_view: Callable[[], str | None] | None, place: Conversation) -> str | None:
+    """The channel an assistant thread is looking at; None when there is none, or the lookup failed: the reply
+    then uses the asker's own audience (only the asker reads it) rather than leaving the question unanswered."""
+    if channel_in_view is None:
+        return None
+    try:
+        return channel_in_view()
+    except Exception as error:  # a Web API call (conversations.replies) that may fail in any way
+        log.warning("thread context of %s unreadable (%s); answering for the asker alone", place.channel_id,
+                    type(error).__name__)
+        return None
 
 
 def _written_by_a_person(message: dict[str, Any], bot_user_id: str | None) -> bool:

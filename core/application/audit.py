@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, Literal
 
-from core.domain import OutcomeKind, RiskLevel
+from core.domain import Audience, OutcomeKind, RiskLevel
 
 AuditMode = Literal["best_effort", "required"]
 PREVIEW_LENGTH: Final = 80
@@ -141,3 +141,15 @@ class AuditRecord:
     quotes: tuple[QuoteAnchor, ...] = ()
     reading: ReadingNote | None = None
     """Set when the message had earlier turns: `question_*` is the message as typed, this its reading."""
+    shown_as: OutcomeKind | None = None
+    """The kind the reply presented, when it is not `kind` (a `not_permitted` refusal presents as absence)."""
+    audience: Audience | None = None
+    """Who the reply was for (its parties, and the channel it was posted in, if any); None in records written
+    before audiences were recorded."""
+    shown: tuple[str, ...] = ()
+    """The chunk ids the reply showed: an answer's citations, a refusal's closest passages."""
+
+    @property
+    def presented_kind(self) -> OutcomeKind:
+        """The kind every surface outside the audit log uses (Home, metrics, exports, logs)."""
+        return self.shown_as or self.kind

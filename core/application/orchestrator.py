@@ -61,6 +61,7 @@ from core.domain import (
     RiskAssessment,
     Turn,
     ensure_citation_invariant,
+    presented_kind,
 )
 
 log = logging.getLogger(__name__)
@@ -492,7 +493,7 @@ class Orchestrator:
             else:
                 log.warning("audit write failed; replying anyway (best_effort, correlation %s)",
                             evidence.correlation_id)
-        self._metrics.outcome(kind=outcome.kind, risk=evidence.risk.level if evidence.risk else None,
+        self._metrics.outcome(kind=presented_kind(outcome), risk=evidence.risk.level if evidence.risk else None,
                               retrieved=len(evidence.retrieved), seconds=seconds)
         return outcome
 
@@ -524,6 +525,9 @@ class Orchestrator:
                 by=reading.by, followup=reading.followup,
                 sha256=question_sha256(reading.question) if reading.followup else None,
                 preview=question_preview(reading.question) if reading.followup else None),
+            shown_as=presented_kind(outcome) if presented_kind(outcome) != outcome.kind else None,
+            audience=question.audience,
+            shown=shown_chunks(outcome),
         )
 
 
@@ -535,6 +539,15 @@ def answerability_note(assessment: Assessment | None) -> AnswerabilityNote | Non
     return AnswerabilityNote(score=round(assessment.score, 4), threshold=assessment.threshold,
                              model_version=assessment.model_version, strongest=assessment.explanation,
                              reader=None if reader is None else round(reader, 4))
+
+
+def shown_chunks(outcome: Outcome) -> tuple[str, ...]:
+    """The chunks a reply shows its readers: an answer's citations, a refusal's closest passages."""
+    if isinstance(outcome, Answered):
+        return tuple(citation.passage.chunk_id for citation in outcome.citations)
+    if isinstance(outcome, Refused):
+        return tuple(passage.chunk_id for passage in outcome.nearest)
+    return ()
 
 
 def current_only(chunks: Sequence[RetrievedChunk]) -> list[RetrievedChunk]:

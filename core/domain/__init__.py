@@ -17,6 +17,7 @@ from core.domain.outcomes import (
     RefusalKind,
     Refused,
     ensure_citation_invariant,
+    presented_kind,
 )
 from core.domain.principal import EVERYONE, GUESTS, Audience, Party, Principal, is_visible
 from core.domain.risk import RiskAssessment, RiskLevel
@@ -52,4 +53,5 @@ __all__ = [
     "Turn",
     "ensure_citation_invariant",
     "is_visible",
+    "presented_kind",
 ]

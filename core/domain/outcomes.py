@@ -105,6 +105,13 @@ class Clarify:
 Outcome = Answered | Refused | Clarify
 
 
+def presented_kind(outcome: Outcome) -> OutcomeKind:
+    """The kind every surface but the audit log may show, count or export: a `not_permitted` refusal presents as
+    the kind absence would have given (DESIGN section 3), since whether a hidden document answers is the most
+    sensitive fact."""
+    return outcome.presented_kind if isinstance(outcome, Refused) else outcome.kind
+
+
 def ensure_citation_invariant(outcome: Outcome) -> Outcome:
     """Raise unless an answer cites something and every claim points at one of its citations."""
     if not isinstance(outcome, Answered):

@@ -41,9 +41,15 @@ class Party:
 
 @dataclass(frozen=True, kw_only=True)
 class Audience:
-    """Everyone who will be able to read a reply. Decided once per question, before retrieval."""
+    """Everyone who will be able to read a reply. Decided once per question, before retrieval.
+
+    `parties` are the kinds of reader whose documents the reply may use; `posted_in` is where the readers are:
+    the channel whose members all read the reply, or None when the asker alone reads it (ephemeral, a DM, an
+    assistant thread, even one narrowed to the audience of the channel in view). The decision records both, so
+    feedback counts only from someone who could read the reply."""
 
     parties: tuple[Party, ...] = field(default_factory=tuple)
+    posted_in: str | None = None
 
     def __post_init__(self) -> None:
         if not self.parties:

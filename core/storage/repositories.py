@@ -6,7 +6,7 @@ Concurrency is settled by the database, not by locks in Python: several workers 
 """
 
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal, cast
@@ -15,6 +15,7 @@ from sqlalchemy import Engine, delete, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from core.application.audit import user_reference
 from core.domain import ClarifyOption, OutcomeKind, RecordedTurn, Thread, Turn
 from core.storage.tables import (
     AuditEventRow,
@@ -132,11 +133,14 @@ class FeedbackEntry:
 
 @dataclass(frozen=True, kw_only=True)
 class LabelledPair:
-    """One line of `sourced feedback export`: a question (by hash), a chunk, and what a reader said of it."""
+    """One line of `sourced feedback export`: a question (by hash), a chunk, what a reader said of it, and who
+    said it as a keyed hash (one person's many clicks can be weighed as one person's, by nobody who lacks the
+    key can tell whose)."""
 
     question_sha256: str
     chunk_id: str
     label: Verdict
+    reader: str
     question_preview: str | None = None
 
 
@@ -159,21 +163,26 @@ class FeedbackLog:
             return None
         return entry
 
-    def labelled_pairs(self, *, with_previews: bool = False) -> Iterator[LabelledPair]:
-        """(question, chunk, label) for refitting answerability, oldest first: the chunk a "this answered it"
-        names, and every chunk an answer rated helpful or not cited. The question is its hash; its redacted
-        preview only when the operator asks for it."""
-        statement = (select(FeedbackRow.verdict, FeedbackRow.chunk_id, AuditEventRow.question_sha256,
-                            AuditEventRow.question_preview, AuditEventRow.cited)
+    def labelled_pairs(self, *, reader_key: bytes, with_previews: bool = False,
+                       correlation_ids: Collection[str] | None = None) -> Iterator[LabelledPair]:
+        """(question, chunk, label, reader) for refitting answerability, oldest first: the chunk a "this
+        answered it" names, and every chunk an answer rated helpful or not cited. The question is its hash; its
+        redacted preview only when the operator asks for it; the reader an HMAC of their stored reference under
+        `reader_key`. `correlation_ids`: only these decisions' verdicts."""
+        statement = (select(FeedbackRow.verdict, FeedbackRow.chunk_id, FeedbackRow.user_ref,
+                            AuditEventRow.question_sha256, AuditEventRow.question_preview, AuditEventRow.cited)
                      .join(AuditEventRow, AuditEventRow.correlation_id == FeedbackRow.correlation_id)
                      .order_by(FeedbackRow.at, FeedbackRow.id))
+        if correlation_ids is not None:
+            statement = statement.where(FeedbackRow.correlation_id.in_(correlation_ids))
         with self._engine.connect() as connection:
             rows = connection.execute(statement).all()
-        for verdict, chunk_id, sha256, preview, cited in rows:
+        for verdict, chunk_id, user_ref, sha256, preview, cited in rows:
+            reader = user_reference(user_ref, reader_key)
             for rated in [chunk_id] if chunk_id else [item["chunk_id"] for item in cited]:
                 yield LabelledPair(question_sha256=sha256, chunk_id=rated,
                                    label=cast(Verdict, verdict),  # the CHECK constraint admits only these
-                                   question_preview=preview if with_previews else None)
+                                   reader=reader, question_preview=preview if with_previews else None)
 
     def for_correlation(self, correlation_id: str) -> list[FeedbackEntry]:
         """Every verdict on one reply, oldest first."""

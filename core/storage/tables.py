@@ -159,6 +159,13 @@ class AuditEventRow(Base):
     question_preview: Mapped[str] = mapped_column(Text)
     risk: Mapped[str | None] = mapped_column(String)
     kind: Mapped[str] = mapped_column(String)
+    """The true kind: `not_permitted` apart from `not_in_corpus`. Read by the audit commands alone."""
+    presented_kind: Mapped[str] = mapped_column(String)
+    """The kind the reply presented, which everything else (Home, metrics, exports) reads."""
+    audience: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    """Who the reply was for: `{"posted_in": channel or null, "parties": [{"roles": [...], "guest": bool}]}`."""
+    shown: Mapped[list[str] | None] = mapped_column(JSON)
+    """The chunk ids the reply showed (citations or closest passages)."""
     retrieved: Mapped[list[dict[str, Any]]]
     cited: Mapped[list[dict[str, Any]]]
     claim_map: Mapped[list[dict[str, Any]]]

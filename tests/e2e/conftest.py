@@ -13,7 +13,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import pytest
 
 from bot.app import SlackBot, create_bot
-from bot.http import wsgi_app
+from bot.http import metrics_app, wsgi_app
 from bot.settings import SlackSettings
 from bot.work import ReplyWorkers
 from core.bootstrap import Sourced, bootstrap
@@ -122,6 +122,8 @@ class Deployment:
     sourced: Sourced
     bot: SlackBot
     url: str
+    metrics_url: str
+    """`/metrics`, on its own loopback server as `sourced serve --http` gives it its own port."""
 
     def settle(self, timeout_s: float = 10.0) -> None:
         """Wait (bounded) until every submitted reply has finished."""
@@ -164,19 +166,26 @@ def deploy(tmp_path: Path, slack: FakeSlack) -> Iterator[Any]:
         settings_ = SlackSettings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=slack.api_url,
                                   **(quiet | (slack_settings or {})))
         bot = create_bot(sourced, settings_, workers=ReplyWorkers(workers=4))
-        server = make_server("127.0.0.1", 0, wsgi_app(bot.app), server_class=_ThreadingWSGIServer,
-                             handler_class=_QuietHandler)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        stops.append((server, bot, sourced))
-        return Deployment(sourced=sourced, bot=bot, url=f"http://127.0.0.1:{server.server_port}/slack/events")
+        server = serving(wsgi_app(bot.app))
+        metrics = serving(metrics_app(settings_.metrics_bearer("127.0.0.1")))
+        stops.append(([server, metrics], bot, sourced))
+        return Deployment(sourced=sourced, bot=bot, url=f"http://127.0.0.1:{server.server_port}/slack/events",
+                          metrics_url=f"http://127.0.0.1:{metrics.server_port}/metrics")
 
     yield start
-    for server, bot, sourced in stops:
-        server.shutdown()
-        server.server_close()
+    for servers, bot, sourced in stops:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
         bot.close()
         sourced.engine.dispose()
+
+
+def serving(application: Any) -> WSGIServer:
+    """A threaded WSGI server on a free loopback port, serving until the test ends."""
+    server = make_server("127.0.0.1", 0, application, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ TABLES = {"documents", "document_roles", "chunks", "audit_events", "processed_ev
 
 def test_migrating_creates_every_table_and_records_the_head_revision(engine: Engine) -> None:
     assert set(inspect(engine).get_table_names()) >= TABLES
-    assert current_revision(engine) == head_revision() == "0008_conversation_turns"
+    assert current_revision(engine) == head_revision() == "0009_decision_audience"
 
 
 def test_migrating_again_changes_nothing(engine: Engine) -> None:

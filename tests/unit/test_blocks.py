@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bot import blocks
+from bot import blocks, escaping
 from bot.surface import CLARIFY_ACTION, Action
 from core.application import refusals
 from core.application.presenting import reply_text
@@ -112,7 +112,7 @@ def test_every_message_has_the_plain_text_fallback_of_the_core() -> None:
                     Clarify(text=refusals.AMBIGUOUS, options=(ClarifyOption(label="A", refine="a?"),),
                             risk=LOW, correlation_id="c")):
         message = blocks.render(outcome, question="q", clarification_id="p1")
-        assert message.text == blocks.escape(reply_text(outcome))
+        assert message.text == escaping.mrkdwn(reply_text(outcome))
 
 
 def test_a_long_answer_is_split_within_slacks_section_and_block_limits() -> None:

@@ -38,6 +38,8 @@ def is_question(event: dict[str, Any], *, bot_user_id: str | None) -> bool:
 
 
 def delivery_of(body: dict[str, Any], request: BoltRequest) -> Delivery:
+    """The event's id (Slack always sends one; else where and when it happened) and its retry number."""
     event = body["event"]
-    return Delivery(event_id=str(body.get("event_id") or f"{event['channel']}/{event['ts']}"),
+    fallback = f"{event.get('channel') or event.get('assistant_thread', {}).get('channel_id')}/{event.get('event_ts')}"
+    return Delivery(event_id=str(body.get("event_id") or fallback),
                     retry=request.headers.get("x-slack-retry-num", [""])[0] or None)

@@ -42,7 +42,8 @@ def test_the_set_has_forty_or_more_turns_after_the_first_and_questions_of_their_
 def test_follow_ups_read_in_their_thread_are_answered_far_more_often_than_read_alone(
         reports: dict[str, dict[str, Any]]) -> None:
     thread, alone = reports["thread"], reports["alone"]
-    assert thread["followup_correct_answer"] >= 0.55  # 0.62 measured; alone 0.16
+    # measured at 87a54a9 (after issue 28's refit of answerability): 0.50 read in the thread, 0.125 alone
+    assert thread["followup_correct_answer"] >= 2 * alone["followup_correct_answer"]
     assert thread["followup_correct_answer"] >= alone["followup_correct_answer"] + 0.3
 
 

@@ -147,9 +147,9 @@ def test_thousands_of_sections_with_one_heading_get_distinct_ids_in_linear_time(
         body = "".join(f"## Same\nline {i}.\n" for i in range(sections))
         document = SourceDocument(doc_id="d", path=Path("d.md"), title="D", owner=None, audience=frozenset(),
                                   updated=None, url=None, body=body, file_sha256="x")
-        started = time.perf_counter()
+        started = time.process_time()  # CPU time: what other work on the machine does not inflate
         ids = [draft.chunk_id for draft in chunk_document(document)]
-        return ids, time.perf_counter() - started
+        return ids, time.process_time() - started
 
     _, small = chunked(2000)
     ids, large = chunked(8000)

@@ -188,9 +188,12 @@ def unstated_reason(claim_text: str, anchor: Anchor, similarity: "_Similarity") 
     reason = _uncovered(claim_text, anchor, similarity)
     if reason is not None:
         return reason
-    claim_proper = _without_heading(claim_text, anchor.chunk.passage.heading)
+    # Section titles are taken out of both sides alike: out of the claim alone, a quote's clause that opens with
+    # the title ("Volunteering days do not carry over") no longer looks restated, and its negation goes uncounted.
+    heading = anchor.chunk.passage.heading
+    claim_proper, evidence_proper = _without_heading(claim_text, heading), _without_heading(anchor.evidence, heading)
     for flip in (_flipped_polarity, _flipped_bound, _flipped_modality):
-        reason = flip(claim_proper, anchor.evidence)
+        reason = flip(claim_proper, evidence_proper)
         if reason is not None:
             return reason
     for mix in (_moved_value, _mixed_rows):

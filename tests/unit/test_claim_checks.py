@@ -263,3 +263,12 @@ def test_names_joined_by_dashes_or_elisions_are_still_the_quotes_own() -> None:
            quote="The Grand Canal d'Alsace-dug in 1928-carries traffic along a N-S line.")
     assert "names" in refused(f"The Grand Canal d'Lorraine carries traffic along a N{en_dash}S line.", canal,
                               quote=canal.text)
+
+
+def test_a_quote_that_opens_with_its_section_title_keeps_its_negations() -> None:
+    leave = chunk("leave#volunteering", "Volunteering days do not carry over, and they are not paid out when you "
+                  "leave.", doc_id="leave", title="Leave Policy", heading="Leave Policy > Volunteering days").chunk
+    passes("Volunteering days do not carry over, and they are not paid out when you leave.", leave,
+           quote="Volunteering days do not carry over, and they are not paid out when you leave.")
+    assert "negation" in refused("Volunteering days carry over, and they are not paid out when you leave.", leave,
+                                 quote="Volunteering days do not carry over, and they are not paid out when you leave.")

@@ -13,7 +13,8 @@ from core.application.orchestrator import AnswerabilityGate, Orchestrator, Retri
 from core.application.ports import AnswerModel, AuditSink, Clock, Embedder, Index, Metrics, Reader, Verifier
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
-from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config
+from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config, parse_duration
+from core.connectors.sync import Syncer
 from core.llm.extractive import ExtractiveModel
 from core.llm.reader import OnnxReader, bundled_reader
 from core.observability import PrometheusMetrics, SystemClock
@@ -24,6 +25,7 @@ from core.retrieval.ingest import Ingestor
 from core.retrieval.postgres_index import PostgresIndex
 from core.storage.audit_log import SqlAuditLog
 from core.storage.catalog import SqlActivityLog, SqlCatalog
+from core.storage.connectors import SqlConnectorState, SqlSourcePrincipals
 from core.storage.database import make_engine, migrate
 from core.storage.postgres import prepare_vectors
 from core.storage.repositories import FeedbackLog, PendingClarifications, ProcessedEvents
@@ -50,6 +52,9 @@ class Sourced:
     activity: ActivityLog
     embedder_choice: EmbedderChoice
     answerability: AnswerabilityModel
+    connector_state: SqlConnectorState
+    source_principals: SqlSourcePrincipals
+    syncer: Syncer
     reader: Reader | None = None
 
     @property
@@ -166,14 +171,16 @@ def bootstrap(
         answerability_gate=answerability_gate(settings, model),
         stale_after_days=config.stale_after_days,
     )
+    ingestor = (EmbeddingIngestor(engine, embedder, progress=progress, rules=config.source_rules()) if embedder
+                else Ingestor(engine, progress=progress, rules=config.source_rules()))
+    connector_state = SqlConnectorState(engine)
     sourced = Sourced(
         settings=settings,
         config=config,
         engine=engine,
         orchestrator=orchestrator,
         index=index,
-        ingestor=(EmbeddingIngestor(engine, embedder, progress=progress, rules=config.source_rules()) if embedder
-                  else Ingestor(engine, progress=progress, rules=config.source_rules())),
+        ingestor=ingestor,
         audit_log=audit_log,
         processed_events=ProcessedEvents(engine),
         feedback=FeedbackLog(engine),
@@ -183,6 +190,10 @@ def bootstrap(
         activity=SqlActivityLog(engine),
         embedder_choice=choice,
         answerability=answerability,
+        connector_state=connector_state,
+        source_principals=SqlSourcePrincipals(engine),
+        syncer=Syncer(ingestor, connector_state, full_every=parse_duration(config.full_sync_every),
+                      owners={entry.name: entry.owner for entry in config.connectors}, progress=progress),
         reader=reader,
     )
     retrieval, *models = sourced.components()

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-
 revision: str = "0009_connector_cursors"
 down_revision: str | None = "0007_chunk_locators"
 branch_labels: str | Sequence[str] | None = None

@@ -105,14 +105,14 @@ def test_a_restricted_page_is_refused_to_others_exactly_as_if_it_did_not_exist(
     site.purge(pages["salaries"])
     absent = application(tmp_path / "absent")
     sync(absent, connector(fake))
-    for question in (SALARY, "salary band senior", "What does a senior engineer earn?"):
-        bob_restricted = ask(restricted, question, person(restricted, "bob@example.com"))
-        bob_absent = ask(absent, question, person(absent, "bob@example.com"))
+    for number, question in enumerate((SALARY, "salary band senior", "What does a senior engineer earn?")):
+        bob_restricted = ask(restricted, question, person(restricted, "bob@example.com"), correlation=2 * number)
+        bob_absent = ask(absent, question, person(absent, "bob@example.com"), correlation=2 * number)
         assert bob_restricted == bob_absent, first_difference(bob_restricted, bob_absent)
         in_channel = ask(restricted, question, person(restricted, "alice@example.com"),
-                         person(restricted, "bob@example.com"))
+                         person(restricted, "bob@example.com"), correlation=2 * number + 1)
         in_channel_absent = ask(absent, question, person(absent, "alice@example.com"),
-                                person(absent, "bob@example.com"))
+                                person(absent, "bob@example.com"), correlation=2 * number + 1)
         assert in_channel == in_channel_absent, first_difference(in_channel, in_channel_absent)
 
 

@@ -2,6 +2,7 @@
 a person of the source (by e-mail) or as an audience of several, and compared with one that never had a
 document (a refusal for a restricted document must be the refusal for an absent one)."""
 
+import itertools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,10 +40,15 @@ def person(sourced: Sourced, email: str | None, *, user_id: str = "U-ASKER") -> 
     return Principal(user_id=user_id, roles=frozenset({EVERYONE}) | sourced.source_principals.principals(email))
 
 
-def ask(sourced: Sourced, text: str, *people: Principal, correlation: int = 0) -> dict[str, Any]:
+ASKED = itertools.count(1)
+
+
+def ask(sourced: Sourced, text: str, *people: Principal, correlation: int | None = None) -> dict[str, Any]:
     """The reply an audience of these people gets (one: a DM; several: a channel they are all in), as they
-    would see it (the presented kind, blocks and view)."""
+    would see it (the presented kind, blocks and view). Two replies to compare need the same `correlation`
+    (an answer's buttons carry it)."""
     audience = Audience.of(person.party for person in people)
+    correlation = next(ASKED) if correlation is None else correlation
     outcome, evidence = sourced.orchestrator.ask_with_evidence(Question(
         text=text, principal=people[0], audience=audience, correlation_id=f"{CORRELATION_ID}-{correlation}"))
     return what_the_audience_gets(outcome, evidence, text)

@@ -5,8 +5,8 @@ restricted to a group is answered for a member in a DM and refused, exactly as i
 non-member and in a channel where one member lacks access. Shipped defaults (the MiniLM embedder)."""
 
 import json
-from datetime import timedelta
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest

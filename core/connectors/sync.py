@@ -35,6 +35,7 @@ from core.documents.limits import Unreadable
 from core.retrieval.ingest import Ingestor, StoredItem, Writer
 from core.retrieval.knowledge_base import LoadError
 from core.storage.connectors import SqlConnectorState
+from core.storage.locks import IngestBusy
 
 log = logging.getLogger(__name__)
 
@@ -96,10 +97,12 @@ class Syncer:
         ingestion holds the database; every other failure is in the report and the stored state."""
         report = SyncReport(name=connector.name)
         started = self._now()
-        self._state.started(connector.name, started)
         try:
             with self._ingestor.writing() as writer:
+                self._state.started(connector.name, started)
                 _Run(self, connector, writer, report).run(full=full, started=started)
+        except IngestBusy:
+            raise  # not this connector's failure: another sync or ingestion is running
         except (ConnectorError, Unreadable) as error:
             report.failure = _one_line(error)
         except Exception as error:  # a library's own error (a timeout, a bad answer): the sync's, not the process's

@@ -61,13 +61,13 @@ def cited_documents(reply: dict[str, Any]) -> set[str]:
 def index_state(sourced: Sourced) -> dict[str, Any]:
     """What a sync leaves: every chunk id with its text hash, and every document's audience and version."""
     with sourced.engine.connect() as connection:
-        chunks = sorted(connection.execute(select(ChunkRow.chunk_id, ChunkRow.heading, ChunkRow.content_hash)
-                                           ).tuples())
+        chunks = sorted(tuple(row) for row in connection.execute(
+            select(ChunkRow.chunk_id, ChunkRow.heading, ChunkRow.content_hash)))
         roles: dict[str, list[str]] = {}
         for doc_id, role in connection.execute(select(DocumentRoleRow.doc_id, DocumentRoleRow.role)):
             roles.setdefault(doc_id, []).append(role)
-        documents = sorted(connection.execute(select(DocumentRow.doc_id, DocumentRow.source_version,
-                                                     DocumentRow.title)).tuples())
+        documents = sorted(tuple(row) for row in connection.execute(
+            select(DocumentRow.doc_id, DocumentRow.source_version, DocumentRow.title)))
     return {"chunks": chunks, "documents": documents,
             "audiences": {doc_id: sorted(found) for doc_id, found in sorted(roles.items())}}
 

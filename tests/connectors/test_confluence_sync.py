@@ -66,8 +66,16 @@ def connector(fake: FakeConfluence, *, page_size: int = 50) -> ConfluenceConnect
 
 def test_each_scripted_change_is_answered_after_one_sync(tmp_path: Path, site: ConfluenceSite,
                                                          fake: FakeConfluence) -> None:
+    scripted_changes(application(tmp_path / "db"), site, fake)
+
+
+def test_on_postgresql_each_scripted_change_is_answered_after_one_sync(
+        tmp_path: Path, site: ConfluenceSite, fake: FakeConfluence, pgvector_url: str) -> None:
+    scripted_changes(application(tmp_path / "db", database_url=pgvector_url), site, fake)
+
+
+def scripted_changes(sourced: Sourced, site: ConfluenceSite, fake: FakeConfluence) -> None:
     pages = handbook(site)
-    sourced = application(tmp_path / "db")
     first = sync(sourced, connector(fake))
     assert len(first.added) == 4 and not first.errors
     alice, bob = person(sourced, "alice@example.com"), person(sourced, "bob@example.com")
@@ -95,6 +103,13 @@ def test_each_scripted_change_is_answered_after_one_sync(tmp_path: Path, site: C
     channel = ask(sourced, SALARY, alice, bob)
     assert refused_to_bob["view"]["outcome"] == channel["view"]["outcome"] == "refused"
     assert f"wiki:{pages['salaries']}" not in cited_documents(refused_to_bob) | cited_documents(channel)
+
+    site.spaces["ENG"].groups = {"g-people"}  # the space is narrowed to the people team: found at the next sync
+    report = sync(sourced, connector(fake))
+    assert report.full_pass
+    alice, bob = person(sourced, "alice@example.com"), person(sourced, "bob@example.com")  # as at each question
+    assert ask(sourced, LAPTOP, bob)["view"]["outcome"] == "refused"
+    assert answered_with(ask(sourced, LAPTOP, alice), ["2400 EUR"])
 
 
 def test_a_restricted_page_is_refused_to_others_exactly_as_if_it_did_not_exist(

@@ -21,9 +21,11 @@ from core.storage.tables import ChunkRow, DocumentRoleRow, DocumentRow
 DEFAULT_OWNER = "#help-desk"
 
 
-def application(folder: Path, *, config: dict[str, Any] | None = None, embedder: Any = None) -> Sourced:
+def application(folder: Path, *, config: dict[str, Any] | None = None, embedder: Any = None,
+                database_url: str | None = None) -> Sourced:
+    """The application on a SQLite file in `folder`, or on `database_url` (a PostgreSQL of the suite's)."""
     folder.mkdir(parents=True, exist_ok=True)
-    settings = Settings(database_url=f"sqlite:///{folder / 'sourced.db'}")
+    settings = Settings(database_url=database_url or f"sqlite:///{folder / 'sourced.db'}")
     return bootstrap(settings, config=SourcedConfig.model_validate({"default_owner": DEFAULT_OWNER,
                                                                      **(config or {})}),
                      progress=False, embedder=embedder)

@@ -177,7 +177,7 @@ def _start_server(root: Path, database_url: str, fake: RemoteSlack, *, port: int
            "SOURCED_CONFIG": str(root / "sourced.yml"), "PYTHONPATH": str(REPOSITORY)}
     env.pop("SLACK_APP_TOKEN", None)
     command = [sys.executable, "-m", "bot.cli", "serve", "--http", "--host", "127.0.0.1", "--port", str(port),
-               "--workers", str(workers)]
+               "--workers", str(workers), "--metrics-port", "0"]  # no metrics read: no second port to collide
     server = subprocess.Popen(command, env=env, cwd=root, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     _wait_for_workers(f"http://127.0.0.1:{port}/healthz", server, workers)

@@ -228,7 +228,7 @@ def start_server(root: Path, env: dict[str, str], slack: FakeSlack, port: int) -
                  "SOURCED_SLACK_API_URL": slack.api_url}
     log = (root / "server.log").open("wb")
     server = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve", "--http", "--host", "127.0.0.1", "--port",
-                               str(port), "--workers", "1"], env=env, cwd=root, stdout=log,
+                               str(port), "--workers", "1", "--metrics-port", "0"], env=env, cwd=root, stdout=log,
                               stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

@@ -111,7 +111,7 @@ def _replies(sourced: Sourced, settings: SlackSettings, client: WebClient, ident
     audience = AudiencePolicy(client, channels=sourced.config.channels, ttl_s=ttl, sources=sources,
                               guests=GuestDirectory(client, ttl_s=ttl))
     return Replies(sourced=sourced, client=client, identity=resolver, audience=audience, workers=workers,
-                   claims=claims, working_after_s=settings.working_after_s)
+                   claims=claims, working_after_s=settings.working_after_s, bot_user_id=identity.user_id or None)
 
 
 def _authorized_as(identity: BotIdentity, token: str) -> Callable[[], AuthorizeResult]:

@@ -11,7 +11,7 @@
 
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from slack_sdk import WebClient
@@ -39,6 +39,8 @@ class ChannelFacts:
 class _Directory:
     guests: frozenset[str]
     emails: Mapping[str, str]
+    bots: frozenset[str]
+    """Apps (this bot among them) are in channels but read nothing: they are no reader of a reply."""
 
 
 class GuestDirectory:
@@ -58,17 +60,23 @@ class GuestDirectory:
     def email(self, user_id: str) -> str | None:
         return self._memo.get("directory", self._scan).emails.get(user_id)
 
+    def bot_ids(self) -> frozenset[str]:
+        return self._memo.get("directory", self._scan).bots
+
     def _scan(self) -> _Directory:
         guests: set[str] = set()
         emails: dict[str, str] = {}
+        bots: set[str] = set()
         for page in _pages(lambda cursor: self._client.users_list(limit=PAGE_SIZE, cursor=cursor)):
             for user in page.get("members") or ():
                 if user.get("is_restricted") or user.get("is_ultra_restricted"):
                     guests.add(str(user["id"]))
+                if user.get("is_bot") or user.get("id") == "USLACKBOT":
+                    bots.add(str(user["id"]))
                 email = profile_email(user)
                 if email and not user.get("is_bot") and not user.get("deleted"):
                     emails[str(user["id"])] = email
-        return _Directory(guests=frozenset(guests), emails=emails)
+        return _Directory(guests=frozenset(guests), emails=emails, bots=frozenset(bots))
 
 
 class AudiencePolicy:
@@ -99,7 +107,7 @@ class AudiencePolicy:
         parties = [*self._member_parties(roles, facts), principal.party]
         if facts.reaches_guests:
             parties.append(GUEST_PARTY)
-        return Audience.of(parties)
+        return Audience.of(parties, posted_in=channel_id)
 
     def _member_parties(self, roles: frozenset[str], facts: ChannelFacts) -> list[Party]:
         """The channel's readers: each member with the channel's roles and what the sources grant the member's
@@ -107,6 +115,11 @@ class AudiencePolicy:
         if self._sources is None or not facts.members:
             return [Party(roles=roles)]
         return [Party(roles=roles | self._sources(self._guests.email(member))) for member in facts.members]
+
+    def narrowed_to(self, principal: Principal, channel_id: str) -> Audience:
+        """A reply the asker alone reads, using only what the readers of `channel_id` may see as well (the
+        assistant thread's channel in view)."""
+        return replace(self.for_channel(principal, channel_id), posted_in=None)
 
     def channel(self, channel_id: str) -> ChannelFacts:
         if channel_id.startswith("D"):
@@ -124,8 +137,9 @@ class AudiencePolicy:
             if self._sources is None:
                 return ChannelFacts(is_direct=False, reaches_guests=shared or self._has_guests(channel_id, guests))
             members = self._members(channel_id)
+            apps = self._guests.bot_ids()
             return ChannelFacts(is_direct=False, reaches_guests=shared or bool(guests.intersection(members)),
-                                members=tuple(member for member in members if member not in guests))
+                                members=tuple(member for member in members if member not in guests | apps))
         except SlackApiError as error:
             reason = error.response.get("error") if error.response is not None else error
             log.warning("channel %s: cannot read it (%s); answering for the narrowest audience",

@@ -1,7 +1,8 @@
 """Outcomes as Slack messages, through `slack_sdk.models.blocks`, whose validators check Slack's limits.
 
-Every message is a `Message`: Block Kit blocks plus a plain `text` fallback (notifications, screen readers).
-Everything taken from documents or questions is mrkdwn-escaped. Refusals are rendered from their
+Every message is a `Message`: Block Kit blocks plus a `text` fallback (notifications, screen readers).
+Everything taken from documents or questions is escaped for the field it goes in (`bot.escaping`): mrkdwn in
+blocks and fallbacks, plain text in button labels, Markdown in a streamed answer. Refusals are rendered from their
 *presented* kind and the audience's own closest passages only; the one per-request id they carry is the
 decision's correlation id (the feedback buttons name it), so a `not_permitted` reply is byte for byte the
 `not_in_corpus` reply for the same question and decision id.
@@ -23,15 +24,18 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from bot.escaping import markdown, mrkdwn, plain
 from bot.surface import Action, clarify_action_id
 from core.application import refusals
 from core.application.presenting import citation_age, reply_text
-from core.domain import Answered, Citation, Clarify, Outcome, Passage, Refused
+from core.domain import Answered, Citation, Clarify, Link, Outcome, Passage, Refused
 from core.domain.text import storable
 
 SECTION_LIMIT: Final = 3000
 BLOCK_LIMIT: Final = 50
 BUTTON_VALUE_LIMIT: Final = 2000
+LABEL_LIMIT: Final = 75
+"""A button's label, in characters."""
 TEXT_FALLBACK_LIMIT: Final = 3000
 QUESTION_ECHO_LIMIT: Final = 300
 PASSAGE_SECTIONS: Final = 4
@@ -54,6 +58,9 @@ UNAVAILABLE: Final = "I can't answer right now. Please try again in a few minute
 STILL_WORKING: Final = "Still working on your question… the answer will appear here."
 PASSAGE_GONE: Final = "That passage is no longer available to you."
 USAGE: Final = "Ask me about your company's documents, for example: `/ask how do I file expenses?`"
+READING: Final = "Reading this as: *{reading}*"
+"""The standalone question a follow-up was answered as, so that a wrong reading is visible and can be
+rephrased."""
 
 PATH_SEPARATOR: Final = " \u203a "
 """A single right-pointing angle quote: reads as a path, and is not mrkdwn's `>` (a quote)."""
@@ -71,17 +78,12 @@ class Message:
         return [block.to_dict() for block in self.blocks]
 
 
-def escape(text: str) -> str:
-    """mrkdwn control characters, as Slack requires: `&`, `<`, `>` (in that order)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def owner_link(owner: str) -> str:
     """A channel id becomes a link Slack renders with the channel's name; a name stays `#name` text."""
     match = _CHANNEL_ID.match(owner)
     if match:
         return f"<#{match.group(1)}>"
-    return escape(owner if owner.startswith("#") else f"#{owner}")
+    return mrkdwn(owner if owner.startswith("#") else f"#{owner}")
 
 
 def render(outcome: Outcome, *, question: str, clarification_id: str | None = None, shareable: bool = False,
@@ -100,8 +102,22 @@ def render(outcome: Outcome, *, question: str, clarification_id: str | None = No
 
 def answer_message(outcome: Answered, *, share_question: str | None = None) -> Message:
     footer = answer_footer(outcome, share_question=share_question)
-    answer = _text_sections(escape(outcome.text), max_blocks=BLOCK_LIMIT - len(footer))
-    return Message(text=_fallback(outcome), blocks=[*answer, *footer])
+    head = _reading_blocks(outcome)
+    answer = _text_sections(_with_cited_links(outcome), max_blocks=BLOCK_LIMIT - len(footer) - len(head))
+    return Message(text=_fallback(outcome), blocks=[*head, *answer, *footer])
+
+
+def reading_line(outcome: Outcome) -> str | None:
+    """"Reading this as: *...*" for a follow-up (mrkdwn, escaped), else None."""
+    if not outcome.reading:
+        return None
+    flat = " ".join(outcome.reading.split())
+    return READING.format(reading=mrkdwn(_shorten(flat).replace("*", "")))
+
+
+def _reading_blocks(outcome: Outcome) -> list[Block]:
+    line = reading_line(outcome)
+    return [] if line is None else [ContextBlock(block_id="reading", elements=[MarkdownTextObject(text=line)])]
 
 
 def answer_footer(outcome: Answered, *, share_question: str | None = None) -> list[Block]:
@@ -113,9 +129,11 @@ def answer_footer(outcome: Answered, *, share_question: str | None = None) -> li
 
 
 def answer_pieces(outcome: Answered, *, size: int) -> list[str]:
-    """An answer's escaped text in pieces of about `size` characters, cut after a word, for streaming."""
+    """An answer's text as Markdown (`markdown_text`), in pieces of about `size` characters cut after a word,
+    for streaming. A URL is a link only when a cited document declares it as its own."""
+    declared = {citation.passage.url for citation in outcome.citations if citation.passage.url}
     pieces: list[str] = []
-    for word in escape(outcome.text).split(" "):
+    for word in markdown(outcome.text, links=declared).split(" "):
         if pieces and len(pieces[-1]) + len(word) < size:
             pieces[-1] += " " + word
         else:
@@ -126,7 +144,7 @@ def answer_pieces(outcome: Answered, *, size: int) -> list[str]:
 def _source_block(citation: Citation) -> SectionBlock:
     passage = citation.passage
     place = f" · {passage.place}" if passage.place else ""
-    details = [f"[{citation.n}] *{escape(passage.title)}*{_section_path(passage)}{place}"]
+    details = [f"[{citation.n}] *{mrkdwn(passage.title)}*{_section_path(passage)}{place}"]
     about = [f"Owner {owner_link(passage.owner)}"] if passage.owner else []
     age = citation_age(citation) or (f"updated {passage.updated.isoformat()}" if passage.updated else None)
     if age:
@@ -178,15 +196,13 @@ def refusal_message(outcome: Refused, *, question: str, in_channel: bool = False
     of what the audience may see (each with a "this answered it" button), who can help, as a channel link,
     and the feedback buttons."""
     if outcome.presented_kind == "invalid_query":
-        return Message(text=_fallback(outcome), blocks=[_section(escape(outcome.text))])
-    blocks: list[Block] = [
-        ContextBlock(elements=[MarkdownTextObject(text=f"You asked: “{escape(_shorten(question))}”")]),
-        _section(escape(outcome.text)),
-    ]
+        return Message(text=_fallback(outcome), blocks=[_section(mrkdwn(outcome.text))])
+    asked = reading_line(outcome) or f"You asked: “{mrkdwn(_shorten(question))}”"
+    blocks: list[Block] = [ContextBlock(elements=[MarkdownTextObject(text=asked)]), _section(mrkdwn(outcome.text))]
     blocks += [_closest_block(n, passage, outcome.correlation_id)
                for n, passage in enumerate(outcome.nearest[:CLOSEST_SHOWN], start=1)]
     if outcome.owner:
-        blocks.append(_section(escape(refusals.OWNER_SUFFIX).replace("{owner}", owner_link(outcome.owner))))
+        blocks.append(_section(mrkdwn(refusals.OWNER_SUFFIX).replace("{owner}", owner_link(outcome.owner))))
     if in_channel:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=CHANNEL_HINT)]))
     if outcome.nearest:
@@ -201,7 +217,7 @@ def _closest_block(n: int, passage: Passage, correlation_id: str) -> SectionBloc
     if link:
         about.append(link)
     place = f" · {passage.place}" if passage.place else ""
-    lines = [f"*{escape(passage.title)}*{_section_path(passage)}{place}", escape(_excerpt(passage.text))]
+    lines = [f"*{mrkdwn(passage.title)}*{_section_path(passage)}{place}", mrkdwn(_excerpt(passage.text))]
     if about:
         lines.append(" · ".join(about))
     button = ButtonElement(text=PlainTextObject(text=ANSWERED_IT), action_id=Action.ANSWERED_IT,
@@ -242,11 +258,12 @@ def _excerpt(text: str) -> str:
 
 def clarify_message(outcome: Clarify, *, clarification_id: str) -> Message:
     """The fixed question and one button per reading, labelled by topic."""
-    buttons = [ButtonElement(text=PlainTextObject(text=option.label), action_id=clarify_action_id(index),
+    buttons = [ButtonElement(text=PlainTextObject(text=_cut(plain(option.label), LABEL_LIMIT)),
+                             action_id=clarify_action_id(index),
                              value=clarify_value(clarification_id, index, option.refine))
                for index, option in enumerate(outcome.options)]
     choices = ActionsBlock(block_id="clarify", elements=buttons)
-    return Message(text=_fallback(outcome), blocks=[_section(escape(outcome.text)), choices])
+    return Message(text=_fallback(outcome), blocks=[*_reading_blocks(outcome), _section(mrkdwn(outcome.text)), choices])
 
 
 def clarify_value(clarification_id: str, index: int, refine: str) -> str:
@@ -286,11 +303,11 @@ def passage_message(passage: Passage) -> Message:
     if link:
         about.append(link)
     place = f" · {passage.place}" if passage.place else ""
-    blocks: list[Block] = [_section(f"*{escape(passage.title)}*{_section_path(passage)}{place}")]
-    blocks += _text_sections(escape(passage.text), max_blocks=PASSAGE_SECTIONS)
+    blocks: list[Block] = [_section(f"*{mrkdwn(passage.title)}*{_section_path(passage)}{place}")]
+    blocks += _text_sections(linked(passage.text, passage.links), max_blocks=PASSAGE_SECTIONS)
     if about:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=_cut(" · ".join(about)))]))
-    return Message(text=_cut(f"{passage.title}: {passage.text}", TEXT_FALLBACK_LIMIT), blocks=blocks)
+    return Message(text=_cut(mrkdwn(f"{passage.title}: {passage.text}"), TEXT_FALLBACK_LIMIT), blocks=blocks)
 
 
 def notice(text: str) -> Message:
@@ -315,7 +332,7 @@ def _json_object(value: str) -> dict[str, Any] | None:
 
 
 def _fallback(outcome: Outcome) -> str:
-    return _cut(escape(reply_text(outcome)), TEXT_FALLBACK_LIMIT)
+    return _cut(mrkdwn(reply_text(outcome)), TEXT_FALLBACK_LIMIT)
 
 
 def _section(text: str) -> SectionBlock:
@@ -327,11 +344,50 @@ def _section_path(passage: Passage) -> str:
     parts = [part for part in passage.heading.split(" > ") if part]
     if parts and parts[0] == passage.title:
         parts = parts[1:]
-    return "".join(f"{PATH_SEPARATOR}{escape(part)}" for part in parts)
+    return "".join(f"{PATH_SEPARATOR}{mrkdwn(part)}" for part in parts)
+
+
+def linked(text: str, links: Sequence[Link]) -> str:
+    """Document text as mrkdwn: escaped, each of its links (a web address the document gives) a Slack link."""
+    parts: list[str] = []
+    at = 0
+    for link in sorted(links, key=lambda link: link.start):
+        label = text[link.start:link.end]
+        slack_link = _link(link.target, mrkdwn(label)) if link.start >= at and label.strip() else None
+        if slack_link is None:
+            continue
+        parts += [mrkdwn(text[at:link.start]), slack_link]
+        at = link.end
+    return "".join([*parts, mrkdwn(text[at:])])
+
+
+def _with_cited_links(outcome: Answered) -> str:
+    """The answer's text, escaped; where it repeats the words of a cited passage's link, they link there."""
+    text = outcome.text
+    links: list[Link] = []
+    taken: list[tuple[int, int]] = []
+    for citation in outcome.citations:
+        passage = citation.passage
+        for link in passage.links:
+            words = passage.text[link.start:link.end]
+            found = _word_at(text, words)
+            if found >= 0 and len(words) >= 3 and not any(a < found + len(words) and found < b for a, b in taken):
+                links.append(Link(start=found, end=found + len(words), target=link.target))
+                taken.append((found, found + len(words)))
+    return linked(text, links)
+
+
+def _word_at(text: str, words: str) -> int:
+    """Where `words` first stand in `text` as whole words, or -1."""
+    match = re.search(rf"(?<!\w){re.escape(words)}(?!\w)", text)
+    return match.start() if match else -1
 
 
 def _link(url: str | None, label: str) -> str | None:
-    if not url or not url.startswith(("https://", "http://")):
+    """A mrkdwn link to a document's own http(s) URL; none for anything else (found by fuzzing: a URL holding a
+    line break or a space ended the link early and left the rest as text)."""
+    if not url or not url.startswith(("https://", "http://")) or not all(ch.isprintable() and not ch.isspace()
+                                                                         for ch in url):
         return None
     safe = url.replace("&", "&amp;").replace("<", "%3C").replace(">", "%3E").replace("|", "%7C")
     return f"<{safe}|{label}>"

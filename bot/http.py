@@ -1,16 +1,22 @@
-"""HTTP mode: one WSGI application (`/slack/events`, `/healthz`, `/metrics`) and gunicorn to serve it.
+"""HTTP mode: the Slack application (`/slack/events`, `/healthz`), the metrics application (`/metrics`), and
+gunicorn to serve both, each on its own listener.
 
 Bolt's WSGI adapter handles events, commands and interactivity on `/slack/events`; gunicorn's threaded
 workers serve it (Bolt's own `app.start()` is a development server). Each worker builds its own app after
 the fork, so database connections and the reply pool are never shared between processes.
+
+`/metrics` is never served on the port Slack reaches: the events port faces the internet (behind the load
+balancer), and counters by outcome are something a scraper could read questions' fates from. It has a port of
+its own, on loopback unless the operator binds it elsewhere, and then only behind a bearer token.
 """
 
+import hmac
 import json
 import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Final
 
@@ -28,22 +34,21 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EVENTS_PATH: Final = "/slack/events"
+METRICS_PATH: Final = "/metrics"
 ACK_SECONDS: Final = Histogram("sourced_slack_ack_seconds", "Time to answer Slack's HTTP request (the ack)",
                                buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 3))
 
 
 def wsgi_app(app: App) -> "WSGIApplication":
-    """The one WSGI entry point of `sourced serve --http`."""
+    """What Slack's port serves: `/slack/events` and `/healthz` (`/metrics` is `metrics_app`'s, elsewhere)."""
     slack = SlackRequestHandler(app, path=EVENTS_PATH)
-    metrics = make_wsgi_app(_registry())
 
     def application(environ: "WSGIEnvironment", start_response: "StartResponse") -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
         if path == "/healthz":
             return _health(start_response)
-        if path == "/metrics":
-            exposition: Iterable[bytes] = metrics(environ, start_response)
-            return exposition
+        if path == METRICS_PATH:
+            return _plain(start_response, "404 Not Found", b"not found")
         started = time.perf_counter()
         try:
             response: Iterable[bytes] = slack(environ, start_response)
@@ -56,6 +61,43 @@ def wsgi_app(app: App) -> "WSGIApplication":
                 ACK_SECONDS.observe(time.perf_counter() - started)
 
     return application
+
+
+def metrics_app(token: str | None = None) -> "WSGIApplication":
+    """`/metrics` (Prometheus' text format), behind `Authorization: Bearer <token>` when a token is given."""
+    expected = f"Bearer {token}".encode() if token else None
+    exposition = make_wsgi_app(_registry())
+
+    def application(environ: "WSGIEnvironment", start_response: "StartResponse") -> Iterable[bytes]:
+        if environ.get("PATH_INFO", "") != METRICS_PATH:
+            return _plain(start_response, "404 Not Found", b"not found")
+        given = str(environ.get("HTTP_AUTHORIZATION", "")).encode("utf-8", "replace")
+        if expected is not None and not hmac.compare_digest(given, expected):
+            return _plain(start_response, "401 Unauthorized", b"a bearer token is required",
+                          [("WWW-Authenticate", "Bearer")])
+        served: Iterable[bytes] = exposition(environ, start_response)
+        return served
+
+    return application
+
+
+def by_listener(routes: Mapping[int, "WSGIApplication"], default: "WSGIApplication") -> "WSGIApplication":
+    """Under gunicorn, which binds every listener for one application: the application of the port the
+    connection was accepted on (the socket's own address, never the request's Host header)."""
+
+    def application(environ: "WSGIEnvironment", start_response: "StartResponse") -> Iterable[bytes]:
+        connection = environ.get("gunicorn.socket")
+        port = connection.getsockname()[1] if connection is not None else None
+        chosen: Iterable[bytes] = routes.get(port, default)(environ, start_response)
+        return chosen
+
+    return application
+
+
+def _plain(start_response: "StartResponse", status: str, body: bytes,
+           headers: Sequence[tuple[str, str]] = ()) -> Iterable[bytes]:
+    start_response(status, [("Content-Type", "text/plain"), ("Content-Length", str(len(body))), *headers])
+    return [body]
 
 
 def _malformed(start_response: "StartResponse") -> Iterable[bytes]:
@@ -85,12 +127,12 @@ def _registry() -> CollectorRegistry:
 class GunicornServer(BaseApplication):  # type: ignore[misc]  # its base class is untyped (Any)
     """gunicorn, configured in code: threaded workers, each loading the app through `build` after the fork."""
 
-    def __init__(self, build: Callable[[], tuple["WSGIApplication", Callable[[], None]]], *, host: str,
-                 port: int, workers: int, threads: int) -> None:
+    def __init__(self, build: Callable[[], tuple["WSGIApplication", Callable[[], None]]], *,
+                 binds: Sequence[str], workers: int, threads: int) -> None:
         self._build = build
         self._close: Callable[[], None] | None = None
         self._options: dict[str, Any] = {
-            "bind": f"{host}:{port}",
+            "bind": list(binds),
             "workers": workers,
             "worker_class": "gthread",
             "threads": threads,

@@ -19,14 +19,18 @@ from bot.audience import AudiencePolicy
 from bot.blocks import Message
 from bot.exactly_once import EventClaims
 from bot.identity import IdentityResolver, SignedIds
+from bot.mentions import strip_mention
 from bot.still_working import StillWorking
 from bot.streaming import Conversation, deliver
 from bot.work import ReplyWorkers
-from core.application.audit import AuditRecord, user_reference
+from core.application.audit import user_reference
+from core.application.conversation import ThreadMessage
+from core.application.feedback import Click, why_not_counted
 from core.application.orchestrator import Question
+from core.application.shape import MAX_QUESTION_LENGTH
 from core.bootstrap import Sourced
-from core.domain import Audience, Clarify, Outcome, Passage, Principal, Refused
-from core.domain.text import storable
+from core.domain import Audience, Clarify, Outcome, Passage, Principal, Refused, Thread, presented_kind
+from core.storage import PendingClarification
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +38,10 @@ Respond = Callable[..., Any]
 """Bolt's `respond`: posts to the request's `response_url` (ephemeral by default)."""
 Verdict = Literal["helpful", "not_helpful"]
 """A reader's verdict on a whole reply; a closest passage's button says `answered_it`."""
-MAX_DECISION_ID: Final = 64
+THREAD_MESSAGES: Final = 5
+"""Messages of a thread Sourced is called into that it reads: the thread's first, and the latest before the
+mention."""
+THREAD_PAGE: Final = 100
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +61,14 @@ class AssistantThread:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Turned:
+    """Where a question is a turn of a conversation: its thread, and the id of the message that asked it."""
+
+    thread: Thread
+    message_id: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class Place:
     """The message a button was clicked on, from the action payload (`container`, `channel`, `message`)."""
 
@@ -67,8 +82,9 @@ class Place:
 class Replies:
     def __init__(self, *, sourced: Sourced, client: WebClient, identity: IdentityResolver,
                  audience: AudiencePolicy, workers: ReplyWorkers, claims: EventClaims,
-                 working_after_s: float) -> None:
+                 working_after_s: float, bot_user_id: str | None = None) -> None:
         self._sourced = sourced
+        self._bot_user_id = bot_user_id
         self._working_after_s = working_after_s
         self._events = claims
         self._client = client
@@ -95,11 +111,15 @@ class Replies:
 
     # -- questions -------------------------------------------------------------------------------------
 
-    def mention(self, ids: SignedIds, *, event: Delivery, channel_id: str, thread_ts: str, text: str) -> None:
+    def mention(self, ids: SignedIds, *, event: Delivery, channel_id: str, thread_ts: str, text: str,
+                message_ts: str | None = None) -> None:
         """Answer in the thread, for everyone who can read the channel; say so privately if that fails.
-        A redelivered event is dropped here, before any work."""
+        A redelivered event is dropped here, before any work. `message_ts`: the mention's own message (the
+        thread's first when it is `thread_ts`)."""
+        message_ts = message_ts or thread_ts
         payload = {"kind": "mention", "user_id": ids.user_id, "team_id": ids.team_id,
-                   "enterprise_id": ids.enterprise_id, "channel_id": channel_id, "thread_ts": thread_ts, "text": text}
+                   "enterprise_id": ids.enterprise_id, "channel_id": channel_id, "thread_ts": thread_ts, "text": text,
+                   "message_ts": message_ts}
         try:
             mine = self._events.claim(event.event_id, payload=payload, retry=event.retry)
         except Exception:  # the database refuses the claim: no answer can be promised, so say so now
@@ -107,7 +127,8 @@ class Replies:
             raise
         if mine:
             with self._events.holding(event.event_id):
-                self._mention_or_apologise(ids, channel_id=channel_id, thread_ts=thread_ts, text=text)
+                self._mention_or_apologise(ids, channel_id=channel_id, thread_ts=thread_ts, text=text,
+                                           message_ts=message_ts)
 
     def resume(self, event_id: str, payload: dict[str, Any]) -> None:
         """Answer an event whose first worker died before replying (`bot.exactly_once.Sweeper`), on the pool."""
@@ -118,21 +139,30 @@ class Replies:
         ids = SignedIds(user_id=str(payload["user_id"]), team_id=payload.get("team_id"),
                         enterprise_id=payload.get("enterprise_id"))
         channel_id, thread_ts, text = str(payload["channel_id"]), str(payload["thread_ts"]), str(payload["text"])
+        message_ts = str(payload.get("message_ts") or thread_ts)  # claims made before follow-ups have none
 
         def work() -> None:
             with self._events.holding(event_id):
                 if kind == "mention":
-                    self._mention_or_apologise(ids, channel_id=channel_id, thread_ts=thread_ts, text=text)
+                    self._mention_or_apologise(ids, channel_id=channel_id, thread_ts=thread_ts, text=text,
+                                               message_ts=message_ts)
                     return
                 place = Conversation(channel_id=channel_id, thread_ts=thread_ts, user_id=ids.user_id,
                                      team_id=ids.team_id)
-                self._converse_or_apologise(ids, place=place, text=text, context_channel=payload.get("context"))
+                turned = Turned(thread=Thread(workspace_id=ids.team_id, channel_id=channel_id,
+                                              thread_id=str(payload.get("conversation") or "")),
+                                message_id=message_ts)
+                # the channel in view was never looked up (or the lookup died with the worker): the asker's own
+                # audience, as when the lookup fails, is what only the asker reads
+                self._converse_or_apologise(ids, place=place, text=text, context_channel=payload.get("context"),
+                                            turned=turned if "conversation" in payload else None)
 
         self._workers.submit("resume", work)
 
-    def _mention_or_apologise(self, ids: SignedIds, *, channel_id: str, thread_ts: str, text: str) -> None:
+    def _mention_or_apologise(self, ids: SignedIds, *, channel_id: str, thread_ts: str, text: str,
+                              message_ts: str) -> None:
         try:
-            self._answer_mention(ids, channel_id=channel_id, thread_ts=thread_ts, text=text)
+            self._answer_mention(ids, channel_id=channel_id, thread_ts=thread_ts, text=text, message_ts=message_ts)
         except Exception:
             self._tell_unavailable(ids, channel_id=channel_id, thread_ts=thread_ts)
             raise
@@ -144,11 +174,17 @@ class Replies:
             self._client.chat_postEphemeral(channel=channel_id, user=ids.user_id, thread_ts=thread_ts,
                                             text=unavailable.text, blocks=unavailable.block_dicts())
 
-    def _answer_mention(self, ids: SignedIds, *, channel_id: str, thread_ts: str, text: str) -> None:
+    def _answer_mention(self, ids: SignedIds, *, channel_id: str, thread_ts: str, text: str,
+                        message_ts: str) -> None:
+        """A mention inside a thread is asked with the thread: its earlier messages that Sourced did not answer
+        (read from Slack) and its turns that Sourced did (from our records); the mention's words refine them."""
         principal = self._identity.principal(ids)
         if principal is None:
             return
         audience = self._audience.for_channel(principal, channel_id)
+        turned = Turned(thread=Thread(workspace_id=ids.team_id, channel_id=channel_id, thread_id=thread_ts),
+                        message_id=message_ts)
+        unanswered = self._thread_messages(channel_id, thread_ts, before=message_ts) if message_ts != thread_ts else []
         notice = blocks.notice(blocks.STILL_WORKING)
 
         def say_still_working() -> str:
@@ -157,9 +193,10 @@ class Replies:
             return str(posted["ts"])
 
         with StillWorking(after_s=self._working_after_s, say=say_still_working) as working:
-            outcome = self._ask(text, principal, audience, ids=ids, channel_id=channel_id)
+            outcome = self._ask(text, principal, audience, ids=ids, channel_id=channel_id, turned=turned,
+                                unanswered=unanswered)
         message = self._message(outcome, text, principal, channel_id,
-                                in_channel=not self._audience.is_direct(channel_id))
+                                in_channel=not self._audience.is_direct(channel_id), turned=turned)
         if isinstance(outcome, Refused) and outcome.kind == "invalid_query":
             if working.said is not None:  # the notice is public; this message is for the asker alone
                 self._client.chat_delete(channel=channel_id, ts=working.said)
@@ -174,13 +211,22 @@ class Replies:
                                       blocks=message.block_dicts())
 
     def conversation(self, ids: SignedIds, *, event: Delivery, place: Conversation, text: str,
-                     context_channel: str | None = None, assistant: AssistantThread | None = None) -> None:
+                     channel_in_view: Callable[[], str | None] | None = None,
+                     assistant: AssistantThread | None = None, message_ts: str | None = None,
+                     conversation_ts: str = "") -> None:
         """A DM, or a message in an assistant thread: only the asker reads the reply, so it uses what the asker
-        may see, narrowed to the audience of `context_channel` (the channel the person is looking at) when the
-        assistant thread has one. Once per event id, as for mentions."""
+        may see, narrowed to the audience of the channel the person is looking at when the assistant thread has
+        one (`channel_in_view`, a Web API lookup). Once per event id, as for mentions: the claim comes before
+        any Web API call, so a redelivery repeats none of them. The message is a turn of its conversation:
+        `conversation_ts`, its thread ("" for the top level of a DM), and `message_ts`, its own id; follow-ups
+        are read against the turns before it."""
+        message_ts = message_ts or place.thread_ts
+        turned = Turned(thread=Thread(workspace_id=ids.team_id, channel_id=place.channel_id,
+                                      thread_id=conversation_ts), message_id=message_ts)
         payload = {"kind": "conversation", "user_id": ids.user_id, "team_id": ids.team_id,
                    "enterprise_id": ids.enterprise_id, "channel_id": place.channel_id,
-                   "thread_ts": place.thread_ts, "text": text, "context": context_channel}
+                   "thread_ts": place.thread_ts, "text": text, "message_ts": message_ts,
+                   "conversation": conversation_ts}
         try:
             mine = self._events.claim(event.event_id, payload=payload, retry=event.retry)
         except Exception:
@@ -188,29 +234,39 @@ class Replies:
             raise
         if mine:
             with self._events.holding(event.event_id):
-                self._converse_or_apologise(ids, place=place, text=text, context_channel=context_channel,
-                                            assistant=assistant)
+                self._converse_or_apologise(ids, place=place, text=text,
+                                            context_channel=_looked_up(channel_in_view, place),
+                                            assistant=assistant, turned=turned)
+
+    def once(self, event: Delivery, kind: str, work: Callable[[], None]) -> None:
+        """Run `work` for the first delivery of an event only. Its claim keeps no question: an event of this
+        kind whose worker died is not resumed (a greeting or a saved context matters less than a duplicate)."""
+        if self._events.claim(event.event_id, payload={"kind": kind}, retry=event.retry):
+            with self._events.holding(event.event_id):
+                work()
 
     def _converse_or_apologise(self, ids: SignedIds, *, place: Conversation, text: str,
-                               context_channel: str | None, assistant: AssistantThread | None = None) -> None:
+                               context_channel: str | None, assistant: AssistantThread | None = None,
+                               turned: Turned | None = None) -> None:
         try:
-            self._converse(ids, place=place, text=text, context_channel=context_channel, assistant=assistant)
+            self._converse(ids, place=place, text=text, context_channel=context_channel, assistant=assistant,
+                           turned=turned)
         except Exception:
             self._post_unavailable(place)
             raise
 
     def _converse(self, ids: SignedIds, *, place: Conversation, text: str, context_channel: str | None,
-                  assistant: AssistantThread | None) -> None:
+                  assistant: AssistantThread | None, turned: Turned | None) -> None:
         principal = self._identity.principal(ids)
         if principal is None:
             return
         if assistant is not None:
             assistant.set_status(views.READING_STATUS)
             assistant.set_title(views.thread_title(text))
-        audience = (self._audience.for_channel(principal, context_channel) if context_channel
+        audience = (self._audience.narrowed_to(principal, context_channel) if context_channel
                     else AudiencePolicy.private(principal))
-        outcome = self._ask(text, principal, audience, ids=ids, channel_id=place.channel_id)
-        message = self._message(outcome, text, principal, place.channel_id)
+        outcome = self._ask(text, principal, audience, ids=ids, channel_id=place.channel_id, turned=turned)
+        message = self._message(outcome, text, principal, place.channel_id, turned=turned)
 
         def replaced(reason: str) -> None:
             self._sourced.audit_log.note(outcome.correlation_id, f"streamed answer replaced: {reason}")
@@ -291,10 +347,11 @@ class Replies:
     def clarify(self, ids: SignedIds, *, value: str, place: Place, respond: Respond) -> None:
         """Answer the chosen reading for whoever clicked, with their roles and the message's audience, in
         place of the clarifying question. Only a live pending record makes a click count."""
-        refined = self._take_reading(value)
-        if refined is None:
+        taken = self._take_reading(value)
+        if taken is None:
             respond(**_ephemeral(blocks.notice(blocks.EXPIRED)))
             return
+        refined, pending = taken
         principal = self._identity.principal(ids)
         if principal is None:
             return
@@ -302,6 +359,10 @@ class Replies:
         audience = (self._audience.for_channel(principal, place.channel_id) if in_channel and place.channel_id
                     else AudiencePolicy.private(principal))
         outcome = self._ask(refined, principal, audience, ids=ids, channel_id=place.channel_id)
+        if pending.thread_ts is not None and pending.channel_id is not None:  # the choice is the thread's next turn
+            thread = Thread(workspace_id=ids.team_id, channel_id=pending.channel_id, thread_id=pending.thread_ts)
+            self._sourced.conversations.remember(thread, message_id=place.message_ts or pending.id, question=refined,
+                                                 outcome=outcome)
         message = self._message(outcome, refined, principal, place.channel_id, in_channel=in_channel)
         self._replace(place, message, respond)
 
@@ -317,7 +378,7 @@ class Replies:
             return
         if outcome.kind != "answered":
             log.info("share withheld in %s: %s for the channel's audience (correlation %s)",
-                     place.channel_id, outcome.kind, outcome.correlation_id)
+                     place.channel_id, presented_kind(outcome), outcome.correlation_id)
             respond(**_ephemeral(blocks.notice(blocks.NOT_SHARED)))
             return
         message = self._message(outcome, question, principal, place.channel_id, in_channel=True)
@@ -332,9 +393,9 @@ class Replies:
 
     def feedback(self, ids: SignedIds, *, correlation_id: str, verdict: Verdict, place: Place,
                  respond: Respond) -> None:
-        """Store the verdict against the decision the button names, and say thanks on the message."""
+        """Store the verdict against the decision the button names, and thank the clicker."""
         self._rate(ids, correlation_id=correlation_id, verdict=verdict, chunk_id=None, place=place)
-        self._note(place, blocks.FEEDBACK_BLOCK, blocks.THANKS, respond)
+        self._thank(place, respond)
 
     def answered_it(self, ids: SignedIds, *, value: str, place: Place, respond: Respond) -> None:
         """"This answered it" on a closest passage: stored against the decision with the chunk it names."""
@@ -344,31 +405,28 @@ class Replies:
         else:
             self._rate(ids, correlation_id=named.correlation_id, verdict="answered_it", chunk_id=named.chunk_id,
                        place=place)
-        self._note(place, blocks.FEEDBACK_BLOCK, blocks.THANKS, respond)
+        self._thank(place, respond)
 
     def _rate(self, ids: SignedIds, *, correlation_id: str, verdict: Verdict | Literal["answered_it"],
               chunk_id: str | None, place: Place) -> None:
-        """A click counts only for a decision that exists, whose reply the clicker could see, once per clicker;
-        anything else is ignored and logged (ids only). The clicker is thanked either way, so a forged click
-        learns nothing about which decisions exist."""
-        user_ref = user_reference(ids.user_id, self._user_hash_key)
-        refused = self._why_not_counted(correlation_id, user_ref, chunk_id, place)
+        """A click counts only from a reader of the reply, about a chunk it showed, once per reader
+        (`core.application.feedback`); anything else is ignored and logged (ids only). The clicker is thanked
+        either way, so a forged click learns nothing about which decisions exist."""
+        click = Click(reader=user_reference(ids.user_id, self._user_hash_key), channel_id=place.channel_id,
+                      ephemeral=place.is_ephemeral)
+        refused = why_not_counted(correlation_id, click, decisions=self._sourced.audit_log, chunk_id=chunk_id)
         if refused is not None:
             log.warning("feedback ignored: %s", refused)
-        elif self._sourced.feedback.record(correlation_id, user_ref, verdict, chunk_id=chunk_id) is None:
+        elif self._sourced.feedback.record(correlation_id, click.reader, verdict, chunk_id=chunk_id) is None:
             log.info("feedback ignored: decision %s already rated by this reader", correlation_id)
 
-    def _why_not_counted(self, correlation_id: str, user_ref: str, chunk_id: str | None, place: Place) -> str | None:
-        if not storable(correlation_id) or len(correlation_id) > MAX_DECISION_ID:
-            return "an unreadable decision id"
-        decision = self._sourced.audit_log.get(correlation_id)
-        if decision is None:
-            return f"no decision {correlation_id!r}"
-        if not _could_see(decision, user_ref, place):
-            return f"decision {correlation_id!r} was not shown to the clicker"
-        if chunk_id is not None and chunk_id not in {item.chunk_id for item in decision.retrieved}:
-            return f"chunk {chunk_id[:MAX_DECISION_ID]!r} is not one decision {correlation_id!r} retrieved"
-        return None
+    def _thank(self, place: Place, respond: Respond) -> None:
+        """On a message the clicker alone reads, the feedback buttons become the thanks; on one a channel reads,
+        they stay for its other readers and the clicker is thanked privately."""
+        if self._in_channel(place):
+            respond(**_ephemeral(blocks.notice(blocks.THANKS)), replace_original=False)
+            return
+        self._note(place, blocks.FEEDBACK_BLOCK, blocks.THANKS, respond)
 
     def passage(self, ids: SignedIds, *, value: str, respond: Respond) -> None:
         """Show a cited passage to the clicker alone, and only if the clicker may see its document."""
@@ -382,25 +440,58 @@ class Replies:
     # -- steps -----------------------------------------------------------------------------------------
 
     def _ask(self, text: str, principal: Principal, audience: Audience, *, ids: SignedIds,
-             channel_id: str | None) -> Outcome:
-        outcome = self._sourced.orchestrator.ask(Question(text=text, principal=principal, audience=audience,
-                                                          workspace_id=ids.team_id, channel_id=channel_id))
-        log.info("reply %s in %s: %s", outcome.correlation_id, channel_id or "-", outcome.kind)
+             channel_id: str | None, turned: Turned | None = None,
+             unanswered: Sequence[ThreadMessage] = ()) -> Outcome:
+        """Ask the core; a turn of a conversation goes with its thread's earlier turns, and is kept."""
+        question = Question(text=text, principal=principal, audience=audience, workspace_id=ids.team_id,
+                            channel_id=channel_id)
+        if turned is None:
+            outcome = self._sourced.orchestrator.ask(question)
+        else:
+            outcome = self._sourced.conversations.ask(question, thread=turned.thread, message_id=turned.message_id,
+                                                      unanswered=unanswered)
+        log.info("reply %s in %s: %s%s", outcome.correlation_id, channel_id or "-", presented_kind(outcome),
+                 " (read as a follow-up)" if outcome.reading else "")
         return outcome
 
+    def _thread_messages(self, channel_id: str, thread_ts: str, *, before: str) -> list[ThreadMessage]:
+        """The messages of the thread before `before` that neither Sourced nor another bot wrote, read with
+        `conversations.replies`: the thread's first and the latest few, each within the question's length. The
+        reply goes to this same thread, so its readers are theirs. Unreadable (a scope the workspace did not
+        grant, a channel Sourced is not in): the mention is read alone."""
+        try:
+            page = self._client.conversations_replies(channel=channel_id, ts=thread_ts, latest=before,
+                                                      inclusive=False, limit=THREAD_PAGE)
+        except SlackApiError as error:
+            log.info("thread %s in %s: cannot read it (%s); reading the mention alone", thread_ts, channel_id,
+                     _code(error))
+            return []
+        found = []
+        for message in page.get("messages") or []:
+            if not isinstance(message, dict) or not _written_by_a_person(message, self._bot_user_id):
+                continue
+            ts = str(message.get("ts") or "")
+            text = strip_mention(str(message.get("text") or ""), self._bot_user_id)[:MAX_QUESTION_LENGTH]
+            if ts and _earlier(ts, before) and text:
+                found.append(ThreadMessage(message_id=ts, text=text))
+        return found[:1] + found[1:][-(THREAD_MESSAGES - 1):]
+
     def _message(self, outcome: Outcome, question: str, principal: Principal, channel_id: str | None, *,
-                 in_channel: bool = False, shareable: bool = False) -> Message:
-        """Render; a clarifying question first stores its pending record, whose id its buttons carry."""
+                 in_channel: bool = False, shareable: bool = False, turned: Turned | None = None) -> Message:
+        """Render; a clarifying question first stores its pending record, whose id its buttons carry (and
+        the thread, whose next turn the choice becomes)."""
         clarification_id = None
         if isinstance(outcome, Clarify):
             self._sourced.pending.purge_expired()
-            clarification_id = self._sourced.pending.save(question=question, user_id=principal.user_id,
-                                                          channel_id=channel_id, options=outcome.options).id
+            clarification_id = self._sourced.pending.save(
+                question=question, user_id=principal.user_id, channel_id=channel_id, options=outcome.options,
+                thread_ts=turned.thread.thread_id if turned is not None else None).id
         return blocks.render(outcome, question=question, clarification_id=clarification_id,
                              shareable=shareable and outcome.kind == "answered", in_channel=in_channel)
 
-    def _take_reading(self, value: str) -> str | None:
-        """The refined question of a clarify click, if its pending record is live and matches the button."""
+    def _take_reading(self, value: str) -> tuple[str, PendingClarification] | None:
+        """The refined question of a clarify click and its pending record, if that is live and matches the
+        button."""
         choice = blocks.parse_clarify_value(value)
         if choice is None:
             return None
@@ -412,7 +503,7 @@ class Replies:
         if choice.question is not None and choice.question != refine:
             log.warning("clarify click %s: button and pending record disagree", choice.clarification_id)
             return None
-        return refine
+        return refine, pending
 
     def _in_channel(self, place: Place) -> bool:
         """Whether the clicked message is read by a channel (not ephemeral, not a DM)."""
@@ -448,11 +539,30 @@ class Replies:
         self._client.chat_update(channel=place.channel_id, ts=place.message_ts, text=text, blocks=updated)
 
 
-def _could_see(decision: AuditRecord, user_ref: str, place: Place) -> bool:
-    """The asker saw their reply wherever it went; anyone else, a reply in the channel they clicked in."""
-    if decision.user_ref == user_ref:
-        return True
-    return not place.is_ephemeral and place.channel_id is not None and place.channel_id == decision.channel_id
+def _looked_up(channel_in_view: Callable[[], str | None] | None, place: Conversation) -> str | None:
+    """The channel an assistant thread is looking at; None when there is none, or the lookup failed: the reply
+    then uses the asker's own audience (only the asker reads it) rather than leaving the question unanswered."""
+    if channel_in_view is None:
+        return None
+    try:
+        return channel_in_view()
+    except Exception as error:  # a Web API call (conversations.replies) that may fail in any way
+        log.warning("thread context of %s unreadable (%s); answering for the asker alone", place.channel_id,
+                    type(error).__name__)
+        return None
+
+
+def _written_by_a_person(message: dict[str, Any], bot_user_id: str | None) -> bool:
+    """A person's own message: no bot wrote it, no subtype (joins, edits, bot posts), not Sourced's."""
+    return (not message.get("bot_id") and message.get("subtype") is None and bool(message.get("user"))
+            and message.get("user") != bot_user_id)
+
+
+def _earlier(ts: str, than: str) -> bool:
+    try:
+        return float(ts) < float(than)
+    except ValueError:
+        return False
 
 
 def _apologise(respond: Respond) -> None:

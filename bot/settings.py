@@ -1,5 +1,6 @@
 """Slack settings: secrets and sizing from the environment (and `.env`), never from `sourced.yml`."""
 
+import ipaddress
 from typing import Final
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
@@ -35,6 +36,11 @@ class SlackSettings(BaseSettings):
     """A reply not ready after this long first shows "still working", which the reply then replaces."""
     http_workers: int = Field(default=2, ge=1, le=32, validation_alias=AliasChoices("SOURCED_HTTP_WORKERS"))
     http_threads: int = Field(default=8, ge=1, le=256, validation_alias=AliasChoices("SOURCED_HTTP_THREADS"))
+    metrics_host: str = Field(default="127.0.0.1", validation_alias=AliasChoices("SOURCED_METRICS_HOST"))
+    metrics_port: int = Field(default=9464, ge=0, le=65535, validation_alias=AliasChoices("SOURCED_METRICS_PORT"))
+    """`/metrics` listens here, never on the port Slack reaches; 0 serves no metrics."""
+    metrics_token: SecretStr | None = Field(default=None, validation_alias=AliasChoices("SOURCED_METRICS_TOKEN"))
+    """A scraper must send `Authorization: Bearer <token>`; required when `/metrics` listens beyond loopback."""
 
     @field_validator("api_url")
     @classmethod
@@ -56,6 +62,18 @@ class SlackSettings(BaseSettings):
     def require_signing_secret(self) -> str:
         return _require(self.signing_secret, "SLACK_SIGNING_SECRET", "the app's signing secret", prefix="")
 
+    def metrics_bearer(self, host: str) -> str | None:
+        """The token `/metrics` on `host` requires (None: none). A listener beyond loopback without one is
+        refused: the counters say how questions were decided, which is nobody's to read unasked."""
+        token = self.metrics_token.get_secret_value().strip() if self.metrics_token is not None else ""
+        if token and any(ch.isspace() for ch in token):
+            raise SlackSettingsError("SOURCED_METRICS_TOKEN does not look like a bearer token: expected no spaces")
+        if not token and not is_loopback(host):
+            raise SlackSettingsError(f"/metrics would listen on {host}, beyond loopback, without a token: set "
+                                     "SOURCED_METRICS_TOKEN (scrapers send it as a bearer token), or "
+                                     "SOURCED_METRICS_HOST=127.0.0.1")
+        return token or None
+
 
 def load_slack_settings() -> SlackSettings:
     """The settings from the environment and `.env`; a malformed value is one line naming its variable."""
@@ -65,6 +83,15 @@ def load_slack_settings() -> SlackSettings:
         first = error.errors()[0]
         variable = ".".join(str(part) for part in first["loc"])
         raise SlackSettingsError(f"{variable}: {first['msg']}") from error
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may resolve anywhere
+        return False
 
 
 def _require(value: SecretStr | None, variable: str, what: str, *, prefix: str) -> str:

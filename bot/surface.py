@@ -81,6 +81,9 @@ API_SCOPES: Final[dict[str, frozenset[str]]] = {
     "views.publish": frozenset(),
     "views.open": frozenset(),
     "chat.delete": frozenset({"chat:write"}),
+    # a mention inside a channel thread reads the thread's earlier messages (the question it was called into);
+    # in a DM or assistant thread our own turns are kept, so nothing of it is read back
+    "conversations.replies": frozenset({"channels:history", "groups:history"}),
 }
 """Every Web API method the bot calls, with the bot scopes it needs."""
 

@@ -22,7 +22,8 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from bot.blocks import escape, owner_link
+from bot.blocks import owner_link
+from bot.escaping import mrkdwn, plain
 from bot.surface import View as ViewId
 from core.application.catalog import Activity, DocumentSummary, counts_by_owner, last_ingest, newest_titles
 from core.application.shape import MAX_QUESTION_LENGTH
@@ -62,13 +63,14 @@ def greeting(documents: Sequence[DocumentSummary]) -> str:
 
 
 def suggested_prompts(documents: Sequence[DocumentSummary]) -> list[dict[str, str]]:
-    return [{"title": title, "message": f"What does {title} say?"}
+    """Plain text: a prompt's message is posted as the person's own message when they choose it."""
+    return [{"title": plain(title), "message": f"What does {plain(title)} say?"}
             for title in newest_titles(documents, limit=SUGGESTED_PROMPTS)]
 
 
 def thread_title(question: str) -> str:
-    """The thread's title: the question's first words."""
-    words = question.split()
+    """The thread's title, in plain text: the question's first words."""
+    words = plain(question).split()
     title = " ".join(words[:TITLE_WORDS])
     if len(title) > TITLE_CHARS:
         title = title[: TITLE_CHARS - 1].rstrip()
@@ -99,12 +101,12 @@ def _sources_text(sources: Sequence[ConnectorStatus]) -> str:
     lines = ["*Sources (connectors)*"]
     for status in sources:
         synced = f"last sync {status.succeeded_at:%Y-%m-%d %H:%M} UTC" if status.succeeded_at else "never synced"
-        line = f"• `{escape(status.name)}`: {status.documents} documents, {synced}"
+        line = f"• `{mrkdwn(status.name)}`: {status.documents} documents, {synced}"
         if status.error and status.succeeded_at:
-            line += (f"\n   :warning: the last sync failed: {escape(status.error)}. Answers use the index the "
+            line += (f"\n   :warning: the last sync failed: {mrkdwn(status.error)}. Answers use the index the "
                      "last good sync left")
         elif status.error:
-            line += f"\n   :warning: failing: {escape(status.error)}"
+            line += f"\n   :warning: failing: {mrkdwn(status.error)}"
         lines.append(line)
     return "\n".join(lines)
 
@@ -128,7 +130,7 @@ def _activity_text(activity: Activity) -> str:
     return "\n".join([
         f"Questions: {activity.questions}",
         f"Answered: {activity.answered}",
-        f"Refused: {sum(activity.refused.values())} ({escape(refused)})",
+        f"Refused: {sum(activity.refused.values())} ({mrkdwn(refused)})",
         f"Clarified: {activity.clarified}",
         f"Feedback: {activity.helpful} helpful, {activity.not_helpful} not helpful",
         f"Dead ends (refused with no passage to offer): {activity.dead_ends}",

@@ -2,6 +2,7 @@
 
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from sqlalchemy import Engine
@@ -9,8 +10,21 @@ from sqlalchemy import Engine
 from core.application.answerability import AnswerabilityModel, shipped_model
 from core.application.catalog import ActivityLog, Catalog
 from core.application.checks import ClaimSupport, claim_support
+from core.application.conversation import Conversations
+from core.application.followups import ModelFollowUps, OfflineFollowUps
 from core.application.orchestrator import AnswerabilityGate, Orchestrator, RetrievalPolicy
-from core.application.ports import AnswerModel, AuditSink, Clock, Embedder, Index, Metrics, Reader, Verifier
+from core.application.ports import (
+    AnswerModel,
+    AuditSink,
+    Clock,
+    Embedder,
+    FollowUps,
+    Index,
+    Metrics,
+    Reader,
+    Rewriter,
+    Verifier,
+)
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
 from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config, parse_duration
@@ -28,7 +42,7 @@ from core.storage.catalog import SqlActivityLog, SqlCatalog
 from core.storage.connectors import SqlConnectorState, SqlSourcePrincipals
 from core.storage.database import make_engine, migrate
 from core.storage.postgres import prepare_vectors
-from core.storage.repositories import FeedbackLog, PendingClarifications, ProcessedEvents
+from core.storage.repositories import ConversationTurns, FeedbackLog, PendingClarifications, ProcessedEvents
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +69,9 @@ class Sourced:
     connector_state: SqlConnectorState
     source_principals: SqlSourcePrincipals
     syncer: Syncer
+    conversations: Conversations
+    turns: ConversationTurns
+    followups: FollowUps
     reader: Reader | None = None
 
     @property
@@ -64,7 +81,8 @@ class Sourced:
     def components(self) -> list[str]:
         """What answers, and why this: said by `ask -v`, the bot's start and (in more detail) `sourced doctor`."""
         return [self.embedder_choice.describe(), f"reader: {self.reader.name if self.reader else 'none'}",
-                f"answerability model: {self.answerability.version}", f"answer model: {self.model.name}"]
+                f"answerability model: {self.answerability.version}", f"answer model: {self.model.name}",
+                f"follow-ups: {self.followups.version}"]
 
 
 def build_reader(settings: Settings) -> Reader | None:
@@ -102,6 +120,25 @@ def build_verifier(settings: Settings, model: AnswerModel) -> Verifier | None:
     return built
 
 
+def build_followups(settings: Settings, model: AnswerModel) -> FollowUps:
+    """`SOURCED_FOLLOWUPS`: a generative model's rewrite when one answers (or when asked for, through an
+    OpenAI-compatible endpoint of its own), else the deterministic offline rewrite."""
+    if settings.followups == "offline":
+        return OfflineFollowUps()
+    rewriter = getattr(model, "rewriter", None)
+    if rewriter is None and settings.followups == "model":
+        from core.llm import openai_compat  # noqa: PLC0415  # the `openai` client is slow to import
+
+        try:
+            rewriter = openai_compat.from_settings(settings).rewriter
+        except ConfigError as error:
+            raise ConfigError(str(error).replace("SOURCED_MODEL=openai", "SOURCED_FOLLOWUPS=model")) from None
+    if rewriter is None:
+        return OfflineFollowUps()
+    built: Rewriter = rewriter()
+    return ModelFollowUps(built)
+
+
 def answerability_gate(settings: Settings, model: AnswerModel) -> AnswerabilityGate:
     """The operator's setting, else before the model for the extractive model, whose answer is the assessment's
     decision, and after it for a generative model: the strongest reader decides, the guard checks its claims."""
@@ -137,6 +174,7 @@ def bootstrap(
     answerability: AnswerabilityModel | None = None,
     support: ClaimSupport = claim_support,
     verifier: Verifier | None = None,
+    followups: FollowUps | None = None,
 ) -> Sourced:
     settings = settings or Settings()
     config = config or load_config(config_path(config_file, settings))
@@ -150,6 +188,7 @@ def bootstrap(
     index = build_index(engine, embedder)
     audit_log = SqlAuditLog(engine)
     model = model or build_model(settings, embedder, reader)
+    followups = followups or build_followups(settings, model)
     risk = config.risk
     orchestrator = Orchestrator(
         index=index,
@@ -170,10 +209,12 @@ def bootstrap(
         support=support,
         answerability_gate=answerability_gate(settings, model),
         stale_after_days=config.stale_after_days,
+        followups=followups,
     )
     ingestor = (EmbeddingIngestor(engine, embedder, progress=progress, rules=config.source_rules()) if embedder
                 else Ingestor(engine, progress=progress, rules=config.source_rules()))
     connector_state = SqlConnectorState(engine)
+    turns = ConversationTurns(engine, ttl=timedelta(minutes=settings.conversation_ttl_minutes))
     sourced = Sourced(
         settings=settings,
         config=config,
@@ -194,6 +235,9 @@ def bootstrap(
         source_principals=SqlSourcePrincipals(engine),
         syncer=Syncer(ingestor, connector_state, full_every=parse_duration(config.full_sync_every),
                       owners={entry.name: entry.owner for entry in config.connectors}, progress=progress),
+        conversations=Conversations(orchestrator=orchestrator, turns=turns),
+        turns=turns,
+        followups=followups,
         reader=reader,
     )
     retrieval, *models = sourced.components()

@@ -6,13 +6,14 @@ from pathlib import Path
 from typing import Annotated, Final, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.application.audit import AuditMode
 from core.application.orchestrator import STALE_AFTER_DAYS, AnswerabilityGate
 from core.application.risk import DEFAULT_HIGH, DEFAULT_MEDIUM
 from core.application.routing import KnownGap
+from core.domain import EVERYONE
 from core.retrieval.sources import URL_FIELDS, SourceRule
 
 ModelKind = Literal["extractive", "openai", "llama-cpp"]
@@ -20,8 +21,13 @@ VerifierKind = Literal["off", "model"]
 """`model`: one more strict-JSON request per answer to the answering LLM, whose "no" refuses."""
 ReaderKind = Literal["none", "bundled"]
 """`none` (the default): answerability from today's features; `bundled`: our trained cross-encoder reads the
-candidates beside them and checks every claim's quote (the README has both measured: held out, the reader did
-not beat today's features yet, so it is not the default)."""
+candidates beside them and checks every claim's quote (docs/answering.md has both measured: held out, the reader
+did not beat today's features yet, so it is not the default)."""
+FollowUpKind = Literal["auto", "offline", "model"]
+"""Who reads a follow-up ("and for contractors?") as a standalone question. `auto`: a generative answer model
+(one strict-JSON request more per message that has earlier turns), else the deterministic offline rewrite;
+`model` with the extractive answer model: an OpenAI-compatible endpoint (`SOURCED_MODEL_BASE_URL`,
+`SOURCED_MODEL_NAME`) rewrites, the extractive model answers."""
 EmbedderKind = Literal["auto", "none", "minilm", "openai"]
 """`auto`: the offline MiniLM when the `semantic` extra is installed, else none (plain BM25); `openai`: an
 OpenAI-compatible embeddings endpoint (`SOURCED_EMBEDDING_BASE_URL`, `SOURCED_EMBEDDING_MODEL`)."""
@@ -69,6 +75,13 @@ class Settings(BaseSettings):
     `reader.onnx`), with its `tokenizer.json` beside it; replaces the bundled reader."""
     audit_mode: AuditMode = "best_effort"
     user_hash_key: SecretStr | None = None
+    followups: FollowUpKind = "auto"
+    conversation_ttl_minutes: int = Field(default=60, ge=0)
+    """How long the turns of a thread (the questions as answered) are kept for follow-ups; 0 keeps none, and
+    every message is then read alone."""
+    feedback_export_key: SecretStr | None = None
+    """`SOURCED_FEEDBACK_EXPORT_KEY`: the key of the readers' hashes in `sourced feedback export`, so they stay
+    comparable from one export to the next; unset, each export hashes with a key of its own, used once."""
 
 
 class KnownGapEntry(BaseModel):
@@ -206,7 +219,7 @@ class SourcedConfig(BaseModel):
     risk: RiskKeywords = Field(default_factory=RiskKeywords)
     operators: list[str] = Field(default_factory=list)
     """Roles (of `roles`) whose holders see the operator section of the App Home tab: last week's answers,
-    refusals by kind, feedback, dead ends and latency."""
+    refusals by kind, feedback, dead ends and latency, over everyone's questions."""
     sources: list[SourceRuleEntry] = Field(default_factory=list)
     stale_after_days: int = Field(default=STALE_AFTER_DAYS, ge=1)
     """A cited document last updated longer ago than this is said to be possibly out of date."""
@@ -240,6 +253,22 @@ class SourcedConfig(BaseModel):
         known = ", ".join(entry.name for entry in self.connectors) or "none"
         raise ConfigError(f"no connector named {name!r} in sourced.yml (configured: {known})")
 
+    allow_everyone_operators: bool = False
+    """`operators: [everyone]` shows that section to all staff; it must be meant, so it must be said."""
+
+    @model_validator(mode="after")
+    def _operators_are_roles(self) -> "SourcedConfig":
+        for role in self.operators:
+            if role == EVERYONE:
+                if not self.allow_everyone_operators:
+                    raise ValueError("operators: 'everyone' would show every member of staff the operator view of "
+                                     "everyone's questions; name a role of `roles`, or set "
+                                     "allow_everyone_operators: true if that is meant")
+            elif role not in self.roles:
+                known = ", ".join(repr(name) for name in sorted(self.roles)) or "none"
+                raise ValueError(f"operators: {role!r} is not a role of `roles` (roles: {known})")
+        return self
+
     def gaps(self) -> tuple[KnownGap, ...]:
         return tuple(entry.to_domain() for entry in self.known_gaps)
 
@@ -260,8 +289,9 @@ def _read_yaml(path: Path) -> object:
 
 def _describe(error: ValidationError) -> str:
     first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "<root>"
-    return f"{where}: {first['msg']}"
+    message = first["msg"].removeprefix("Value error, ")  # a validator of ours names its own key
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where}: {message}" if where else message
 
 
 def load_config(path: Path | None) -> SourcedConfig:

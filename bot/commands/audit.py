@@ -1,4 +1,5 @@
-"""`sourced audit list|show ID|purge --older-than DAYS`: read and prune the decision log."""
+"""`sourced audit list|show ID|purge --older-than DAYS`: read and prune the decision log (the purge also deletes
+expired conversation turns and clarifications, the short-lived state that holds raw questions)."""
 
 import argparse
 import json
@@ -25,11 +26,13 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    log = application(args, progress=False).audit_log
+    sourced = application(args, progress=False)
+    log = sourced.audit_log
     if args.action == "list":
         for record in log.list(limit=args.limit):
+            read_as = f" (read as: {record.reading.preview})" if record.reading and record.reading.followup else ""
             print(f"{record.at:%Y-%m-%d %H:%M:%S} {record.correlation_id} {record.kind:<20} "
-                  f"{record.risk or '-':<6} {record.question_preview}")
+                  f"{record.risk or '-':<6} {record.question_preview}{read_as}")
         return 0
     if args.action == "show":
         found = log.get(args.correlation_id)
@@ -43,4 +46,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     removed = log.purge_older_than(datetime.now(UTC) - timedelta(days=args.older_than))
     print(f"purged {removed} audit records older than {args.older_than} days")
+    turns = sourced.turns.purge_expired()  # kept turns purge themselves too; this covers an idle bot
+    clarifications = sourced.pending.purge_expired()
+    print(f"purged {turns} expired conversation turns and {clarifications} expired clarifications")
     return 0

@@ -155,7 +155,7 @@ class Patient:
 def configuration(patient: Patient) -> Check:
     config = patient.config
     if isinstance(config, ConfigError):
-        return error("configuration", str(config), "correct sourced.yml (format: README, Command line)")
+        return error("configuration", str(config), "correct sourced.yml (format: docs/documents.md)")
     where = config_path(patient.config_file, patient.settings) or "defaults (no sourced.yml)"
     return ok("configuration", f"{where}: {len(config.roles)} roles, {len(config.channels)} channels, "
               f"{len(config.known_gaps)} known gaps", file=str(where))
@@ -238,7 +238,7 @@ def memory(patient: Patient) -> Check | None:
 def memory_check(shared_buffers: int, index: int) -> Check:
     """A warning, not a failure, when the index is larger than `shared_buffers`: searches still work, but read
     the index back from the operating system at every question (at 100k chunks, retrieval p95 18 ms became
-    34 ms with the default 128 MB; README, Deployment)."""
+    34 ms with the default 128 MB; docs/deployment.md, Speed and size)."""
     sizes = f"index {_megabytes(index)}, shared_buffers {_megabytes(shared_buffers)}"
     facts = {"index_bytes": index, "shared_buffers_bytes": shared_buffers}
     if index <= shared_buffers:

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from bot.commands.common import report_console
 from core.config import load_config, load_known_gaps
-from core.eval.cases import load_cases
+from core.eval.cases import load_cases, load_items
 from core.eval.fabrication_bench import METRIC_KEYS, FabricationReport, run_fabrications
 from core.eval.report import MAXIMUM_KEYS, RATE_KEYS, Bound, Report, group
 from core.eval.runner import eval_session, run_evaluation
@@ -54,7 +54,7 @@ def register(subparsers: Any) -> None:
                     "(false answers, leaks) and refusing when the answer was there.")
     parser.add_argument("--kb", type=Path, required=True, metavar="DIR", help="the knowledge-base folder")
     parser.add_argument("--cases", type=Path, required=True, metavar="FILE",
-                        help="YAML case file (DESIGN section 5)")
+                        help="YAML case file (format: docs/evaluation.md)")
     parser.add_argument("--known-gaps", type=Path, metavar="FILE",
                         help="known gaps (e.g. an evaluation set's owners.yml), added to those of --config")
     parser.add_argument("--config", type=Path, metavar="FILE",
@@ -67,6 +67,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--fail-under", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
                         help=BOUNDS_HELP)
     parser.add_argument("--fabrications", action="store_true", help=FABRICATIONS_HELP)
+    parser.add_argument("--alone", action="store_true",
+                        help="ask every turn of a conversation without its thread, as if no follow-up were read "
+                             "(the baseline the followup_* rates compare against)")
     parser.set_defaults(run=run)
 
 
@@ -136,25 +139,39 @@ def print_fabrications(console: Console, report: FabricationReport) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> tuple[Report, tuple[str, ...]]:
-    cases = load_cases(args.cases)
+    items = load_items(args.cases)
     config = load_config(args.config)
     gaps = config.gaps() + (load_known_gaps(args.known_gaps) if args.known_gaps else ())
     if args.json:
-        return run_evaluation(kb=args.kb, cases=cases, config=config, known_gaps=gaps, database=args.database)
+        return run_evaluation(kb=args.kb, cases=items, config=config, known_gaps=gaps, database=args.database,
+                              alone=args.alone)
     with eval_session(kb=args.kb, config=config, known_gaps=gaps, progress=True, database=args.database) as session:
-        asking = track(cases, description="asking", console=Console(stderr=True), transient=True)
-        return Report(results=tuple(session.score(case) for case in asking)), session.ingest_errors
+        asking = track(items, description="asking", console=Console(stderr=True), transient=True)
+        results = tuple(result for item in asking for result in session.score_item(item, alone=args.alone))
+        return Report(results=results), session.ingest_errors
 
 
 def print_report(console: Console, report: Report) -> None:
-    """A column per expected kind, then a row per tag, then the failures."""
-    by_kind = report.as_dict()["by_kind"]
+    """A column per expected kind, then a row per tag, then the follow-ups of conversations, then the
+    failures."""
+    shown = report.as_dict()
+    by_kind = shown["by_kind"]
     console.print(_kind_table({**by_kind, "all": group(report.results)}))
     tag_rows = [(kind, tag, values) for kind, kind_values in by_kind.items()
                 for tag, values in kind_values["tags"].items()]
     if tag_rows:
         console.print(_tag_table(tag_rows))
+    if shown["followups"]["all"]["cases"]:
+        console.print(_followup_line(shown))
     _print_failures(console, report.failures())
+
+
+def _followup_line(shown: dict[str, Any]) -> str:
+    later = shown["followups"]
+    return (f"Follow-ups ({later['all']['cases']} turns after the first): correct answer "
+            f"{_percent(shown['followup_correct_answer'])}, wrong answer {_percent(shown['followup_wrong_answer'])}, "
+            f"false answer {_percent(shown['followup_false_answer'])}; questions of their own read as "
+            f"follow-ups {_percent(shown['standalone_misread'])} of {later['standalone']['cases']}")
 
 
 def _kind_table(groups: dict[str, dict[str, Any]]) -> Table:

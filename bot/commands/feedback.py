@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import secrets
 import sys
 from collections.abc import Iterable
 from dataclasses import asdict
@@ -17,9 +18,11 @@ def register(subparsers: Any) -> None:
     actions = parser.add_subparsers(dest="action", required=True)
     export = actions.add_parser(
         "export", help="one JSON line per (question, chunk, label), for refitting answerability",
-        description="Every stored verdict as JSON lines: the question's SHA-256, a chunk id and the label "
+        description="Every stored verdict as JSON lines: the question's SHA-256, a chunk id, the label "
                     "(answered_it: a refusal's closest passage answered; helpful / not_helpful: an answer's "
-                    "cited chunks). Never the question as typed.")
+                    "cited chunks) and the reader as a keyed hash (SOURCED_FEEDBACK_EXPORT_KEY; unset, a key "
+                    "used for this export only), so a refit can weigh readers rather than clicks. Never the "
+                    "question as typed, never who the reader is.")
     export.add_argument("--output", type=Path, metavar="FILE", help="write here (default: standard output)")
     export.add_argument("--with-previews", action="store_true",
                         help="add each question's redacted audit preview (80 characters at most)")
@@ -28,7 +31,13 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    pairs = application(args, progress=False).feedback.labelled_pairs(with_previews=args.with_previews)
+    sourced = application(args, progress=False)
+    configured = sourced.settings.feedback_export_key
+    if configured is None:
+        print("readers hashed with a key for this export only: set SOURCED_FEEDBACK_EXPORT_KEY to compare them "
+              "across exports", file=sys.stderr)
+    key = configured.get_secret_value().encode() if configured else secrets.token_bytes(32)
+    pairs = sourced.feedback.labelled_pairs(reader_key=key, with_previews=args.with_previews)
     if args.output is None:
         written = write_jsonl(pairs, sys.stdout)
     else:

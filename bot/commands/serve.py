@@ -1,7 +1,8 @@
 """`sourced serve [--http --port N --workers W]`: run the Slack bot.
 
 Socket Mode (the default, needs SLACK_APP_TOKEN) suits development: no public URL. `--http` serves
-`/slack/events`, `/healthz` and `/metrics` with gunicorn behind a load balancer (needs SLACK_SIGNING_SECRET).
+`/slack/events` and `/healthz` with gunicorn behind a load balancer (needs SLACK_SIGNING_SECRET), and `/metrics`
+on a port of its own (loopback unless `--metrics-host` says otherwise, and then only with SOURCED_METRICS_TOKEN).
 Both need SLACK_BOT_TOKEN. Anything missing or rejected stops the start with one line naming it.
 """
 
@@ -9,6 +10,7 @@ import argparse
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from slack_bolt.adapter.socket_mode import SocketModeHandler
@@ -16,7 +18,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.app import create_bot
 from bot.commands.common import add_config_option, application
-from bot.http import GunicornServer, wsgi_app
+from bot.http import GunicornServer, by_listener, metrics_app, wsgi_app
 from bot.schedule import SyncSchedule
 from bot.settings import SlackSettings, SlackSettingsError, load_slack_settings
 from bot.slack_client import verify_bot_token, web_client
@@ -35,6 +37,12 @@ def register(subparsers: Any) -> None:
                         help="gunicorn worker processes (default $SOURCED_HTTP_WORKERS, else 2)")
     parser.add_argument("--threads", type=int, default=None,
                         help="request threads per worker (default $SOURCED_HTTP_THREADS, else 8)")
+    parser.add_argument("--metrics-host", default=None,
+                        help="address of /metrics with --http (default $SOURCED_METRICS_HOST, else 127.0.0.1; "
+                             "beyond loopback SOURCED_METRICS_TOKEN is required)")
+    parser.add_argument("--metrics-port", type=int, default=None,
+                        help="port of /metrics with --http, apart from --port (default $SOURCED_METRICS_PORT, "
+                             "else 9464; 0 serves no metrics)")
     add_config_option(parser)
     parser.set_defaults(run=run)
 
@@ -87,20 +95,40 @@ def serve_http(args: argparse.Namespace, settings: SlackSettings) -> int:
     """Check everything once in the parent (so a mistake is one line, not a worker crash loop), then fork."""
     token = settings.require_bot_token()
     settings.require_signing_secret()
+    metrics = _metrics_listener(args, settings)
     verify_bot_token(web_client(token, base_url=settings.api_url))
     sourced = application(args, progress=False)  # config readable, schema migrated, before the fork
     print_components(sourced)
     sourced.engine.dispose()
     workers = args.workers or settings.http_workers
     threads = args.threads or settings.http_threads
-    print(f"Sourced listens on http://{args.host}:{args.port}/slack/events "
-          f"({workers} workers x {threads} threads); /healthz and /metrics beside it.", flush=True)
-    GunicornServer(_builder(args, settings), host=args.host, port=args.port, workers=workers,
-                   threads=threads).run()
+    where = (f"/metrics on http://{metrics.host}:{metrics.port}/metrics{' (bearer token)' if metrics.token else ''}"
+             if metrics else "no /metrics (port 0)")
+    print(f"Sourced listens on http://{args.host}:{args.port}/slack/events ({workers} workers x {threads} "
+          f"threads), /healthz beside it; {where}.", flush=True)
+    binds = [f"{args.host}:{args.port}", *([f"{metrics.host}:{metrics.port}"] if metrics else [])]
+    GunicornServer(_builder(args, settings, metrics), binds=binds, workers=workers, threads=threads).run()
     return 0
 
 
-def _builder(args: argparse.Namespace, settings: SlackSettings
+@dataclass(frozen=True, kw_only=True)
+class MetricsListener:
+    host: str
+    port: int
+    token: str | None
+
+
+def _metrics_listener(args: argparse.Namespace, settings: SlackSettings) -> MetricsListener | None:
+    host = args.metrics_host or settings.metrics_host
+    port = settings.metrics_port if args.metrics_port is None else args.metrics_port
+    if port == 0:
+        return None
+    if port == args.port:
+        raise SlackSettingsError(f"/metrics needs a port of its own: the metrics port {port} is --port")
+    return MetricsListener(host=host, port=port, token=settings.metrics_bearer(host))
+
+
+def _builder(args: argparse.Namespace, settings: SlackSettings, metrics: MetricsListener | None
              ) -> Callable[[], tuple["WSGIApplication", Callable[[], None]]]:
     """What each worker runs after the fork: its own container, app and reply pool."""
 
@@ -117,6 +145,9 @@ def _builder(args: argparse.Namespace, settings: SlackSettings
             bot.close()
             sourced.engine.dispose()
 
-        return wsgi_app(bot.app), close
+        slack = wsgi_app(bot.app)
+        if metrics is None:
+            return slack, close
+        return by_listener({metrics.port: metrics_app(metrics.token)}, default=slack), close
 
     return build

@@ -356,7 +356,7 @@ def featurise(question: str, profile: QuestionProfile, statements: Sequence[Stat
         return lexical
     chosen = order[:EMBEDDED_STATEMENTS]
     try:
-        vectors = embedder.embed([question, *(statements[i].text for i in chosen)])
+        vectors = embedder.embed([question, *(in_context(statements[i]) for i in chosen)])
     except Exception as error:  # the embedder is an adapter (a model, an HTTP endpoint) that may fail
         raise EmbedderFailed(f"embedding candidate statements failed: {type(error).__name__}") from error
     similarity = {i: _dot(vectors[0], v) for i, v in zip(chosen, vectors[1:], strict=True)}
@@ -364,6 +364,12 @@ def featurise(question: str, profile: QuestionProfile, statements: Sequence[Stat
         features["semantic"] = similarity.get(i, min(similarity.values()))
     _relative_features(lexical, statements, semantic=True)
     return lexical
+
+
+def in_context(statement: Statement) -> str:
+    """A statement as its reader meets it: under its heading path ("Netherlands > Leave > Sick leave: Employer
+    pays 70% of salary..."), which says what a list item or a short line is about."""
+    return f"{statement.chunk.passage.heading}: {statement.text}"
 
 
 def by_words_and_retrieval(features: Sequence[Mapping[str, float]]) -> list[int]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, Literal
 
-from core.domain import OutcomeKind, RiskLevel
+from core.domain import Audience, OutcomeKind, RiskLevel
 
 AuditMode = Literal["best_effort", "required"]
 PREVIEW_LENGTH: Final = 80
@@ -38,15 +38,19 @@ def question_sha256(question: str) -> str:
     return hashlib.sha256(question.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def redact(text: str) -> str:
+    """The text with card numbers, national ids, IBANs, e-mail addresses and phone numbers masked."""
+    redacted = text.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate cannot be stored
+    for label, pattern in _REDACTIONS:
+        redacted = pattern.sub(label, redacted)
+    return _PHONE.sub(_mask_phone, redacted)
+
+
 def question_preview(question: str) -> str:
     """A recognisable prefix of the question with card numbers, national ids, IBANs, e-mails and phone
     numbers masked: at most 80 characters, and never the whole question, so the log never holds what the
     person typed even when the question is short."""
-    redacted = question.encode("utf-8", "replace").decode("utf-8")  # a lone surrogate cannot be stored
-    for label, pattern in _REDACTIONS:
-        redacted = pattern.sub(label, redacted)
-    redacted = _PHONE.sub(_mask_phone, redacted)
-    redacted = " ".join(redacted.split())
+    redacted = " ".join(redact(question).split())
     limit = min(PREVIEW_LENGTH - 1, int(len(redacted) * PREVIEW_SHARE))
     cut = redacted[:limit]
     if " " in cut and len(redacted) > limit:
@@ -92,6 +96,17 @@ class AnswerabilityNote:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ReadingNote:
+    """How a message with earlier turns was read: by which reader, whether as a follow-up, and then the
+    standalone question it was answered as, kept like the question itself (a hash and a redacted preview)."""
+
+    by: str
+    followup: bool
+    sha256: str | None = None
+    preview: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class QuoteAnchor:
     """Where claim `claim` rests: characters `start`..`end` of chunk `chunk_id`, and the SHA-256 of that span.
     `given` is False when the model gave no quote and the guard aligned the claim to the chunk itself."""
@@ -124,3 +139,17 @@ class AuditRecord:
     detail: str | None = None
     answerability: AnswerabilityNote | None = None
     quotes: tuple[QuoteAnchor, ...] = ()
+    reading: ReadingNote | None = None
+    """Set when the message had earlier turns: `question_*` is the message as typed, this its reading."""
+    shown_as: OutcomeKind | None = None
+    """The kind the reply presented, when it is not `kind` (a `not_permitted` refusal presents as absence)."""
+    audience: Audience | None = None
+    """Who the reply was for (its parties, and the channel it was posted in, if any); None in records written
+    before audiences were recorded."""
+    shown: tuple[str, ...] = ()
+    """The chunk ids the reply showed: an answer's citations, a refusal's closest passages."""
+
+    @property
+    def presented_kind(self) -> OutcomeKind:
+        """The kind every surface outside the audit log uses (Home, metrics, exports, logs)."""
+        return self.shown_as or self.kind

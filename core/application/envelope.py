@@ -4,17 +4,28 @@ it, no extra field."""
 import json
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from core.application.markers import without_markers
 
 
 class EnvelopeClaim(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     text: str = Field(min_length=1)
+    """What the answer says, without citation-looking markers: the answer's markers come from code alone."""
     chunk_ids: list[str] = Field(min_length=1)
     quote: str | None = None
     """The verbatim span of a cited chunk that states the claim. Optional so that a model answering under an
     older prompt still parses; such a claim is checked against its best-aligned sentence instead."""
+
+    @field_validator("text")
+    @classmethod
+    def _no_markers(cls, text: str) -> str:
+        cleaned = without_markers(text)
+        if not cleaned:
+            raise ValueError("a claim holds nothing but citation markers")
+        return cleaned
 
 
 class Envelope(BaseModel):

@@ -15,6 +15,7 @@ from core.application.audit import (
     AuditRecord,
     CitedId,
     QuoteAnchor,
+    ReadingNote,
     ScoredId,
     question_preview,
     question_sha256,
@@ -24,11 +25,13 @@ from core.application.checks import Anchor, ClaimSupport, Unsupported, cited_chu
 from core.application.claim_reading import CLAIM_READING_FLOOR, claim_readings
 from core.application.clarify import clarification_options
 from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope, parse_verdict
+from core.application.followups import OfflineFollowUps, new_words_first, speaking_of
 from core.application.ports import (
     AnswerModel,
     AuditSink,
     Clock,
     Embedder,
+    FollowUps,
     GenerationRequest,
     Index,
     Metrics,
@@ -39,7 +42,7 @@ from core.application.ports import (
     Verifier,
 )
 from core.application.routing import OwnerRouter
-from core.application.shape import MAX_QUESTION_LENGTH, classify_shape, invalid_reason, visible_text
+from core.application.shape import MAX_QUESTION_LENGTH, InvalidReason, classify_shape, invalid_reason, visible_text
 from core.domain import (
     Answered,
     Audience,
@@ -51,11 +54,14 @@ from core.domain import (
     Outcome,
     Passage,
     Principal,
+    Reading,
     RefusalKind,
     Refused,
     RetrievedChunk,
     RiskAssessment,
+    Turn,
     ensure_citation_invariant,
+    presented_kind,
 )
 
 log = logging.getLogger(__name__)
@@ -67,6 +73,8 @@ assessment is computed and audited beside its decision. `off`: not computed."""
 
 STALE_AFTER_DAYS: Final = 365
 """The default of sourced.yml's `stale_after_days`: a source older than this is said to be so."""
+CONTEXT_TURNS: Final = 3
+"""Earlier turns of a thread a message is read against, the latest last."""
 
 INVALID_QUERY_TEXT: Final = {
     "empty": refusals.INVALID_QUERY_EMPTY,
@@ -85,6 +93,9 @@ class Question:
     workspace_id: str | None = None
     channel_id: str | None = None
     correlation_id: str | None = None
+    context: tuple[Turn, ...] = ()
+    """The earlier turns of the thread, oldest first: a follow-up is read against them. Their citations are
+    checked again against this audience before anything of them is used."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,6 +132,8 @@ class Evidence:
     assessment: Assessment | None = None
     claim_readings: tuple[float, ...] = ()
     """Per claim, the reader's probability that its quote answers the question (when a reader read them)."""
+    reading: Reading | None = None
+    """How the message was read against its thread, when it had earlier turns."""
 
 
 class Orchestrator:
@@ -145,6 +158,7 @@ class Orchestrator:
         support: ClaimSupport = claim_support,
         answerability_gate: AnswerabilityGate = "before_model",
         stale_after_days: int = STALE_AFTER_DAYS,
+        followups: FollowUps | None = None,
     ) -> None:
         self._index = index
         self._model = model
@@ -164,6 +178,7 @@ class Orchestrator:
         self._support = support
         self._gate = answerability_gate
         self._stale_after_days = stale_after_days
+        self._followups = followups or OfflineFollowUps()
 
     def with_answerability(self, model: AnswerabilityModel) -> "Orchestrator":
         """The same pipeline deciding answerability with another fit (one being measured)."""
@@ -185,14 +200,17 @@ class Orchestrator:
 
     def _decide(self, question: Question, evidence: Evidence) -> Outcome:  # noqa: PLR0911  # one exit per pipeline step, in DESIGN order
         invalid = invalid_reason(question.text)  # 2. validate
+        if invalid is not None and not (invalid == "empty" and question.context):
+            return self._invalid(invalid, evidence)
+        question, search = self._read_in_context(question, evidence)  # 2b. a follow-up becomes a question
+        invalid = invalid_reason(question.text)
         if invalid is not None:
-            text = INVALID_QUERY_TEXT[invalid].format(limit=MAX_QUESTION_LENGTH)
-            return self._refuse("invalid_query", evidence, text=text, owner=None)
+            return self._invalid(invalid, evidence)
 
         evidence.risk = self._risk.assess(question.text)  # 3. classify
         shape = classify_shape(question.text)
 
-        candidates = self.retrieve(question.text, question.audience, evidence.risk)  # 4. retrieve, scoped
+        candidates = self.retrieve(search, question.audience, evidence.risk)  # 4. retrieve, scoped
         evidence.retrieved = candidates
 
         if shape.aggregate:
@@ -202,12 +220,17 @@ class Orchestrator:
             return self._refuse("not_in_corpus", evidence, owner=gap.owner)
         if not candidates:  # 5. nothing usable: refuse without calling the model
             return self._nothing_found(question, evidence)
+        answering = speaking_of(evidence.reading, candidates)  # 5b. a follow-up's new words take precedence
+        if not answering:
+            return self._not_stated(question, candidates, evidence, why="no passage speaks of the follow-up's words")
+        candidates = answering
 
         options = clarification_options(question.text, shape, candidates)  # 6. topics split
         if options:
             return Clarify(text=refusals.AMBIGUOUS, options=options, risk=evidence.risk,
                            correlation_id=evidence.correlation_id)
-        assessment = None if self._gate == "off" else self._assess(question.text, candidates)
+        assessment = None if self._gate == "off" else new_words_first(
+            evidence.reading, self._assess(question.text, candidates))
         evidence.assessment = assessment  # audited whoever decides
         if self._gate == "before_model" and assessment is not None and not assessment.answerable:
             return self._not_stated(question, candidates, evidence)  # the gate decides before the model
@@ -221,6 +244,34 @@ class Orchestrator:
             return self._refuse("model_unavailable", evidence, owner=self._owner(question, candidates))
 
         return self._verify(question, raw, candidates, evidence)  # 8-9. check, then build the answer
+
+    def _invalid(self, reason: InvalidReason, evidence: Evidence) -> Refused:
+        text = INVALID_QUERY_TEXT[reason].format(limit=MAX_QUESTION_LENGTH)
+        return self._refuse("invalid_query", evidence, text=text, owner=None)
+
+    def _read_in_context(self, question: Question, evidence: Evidence) -> tuple[Question, str]:
+        """A message with earlier turns is read against those of them this audience may see; a follow-up is
+        answered as the standalone question it was read as. Returns the question and what retrieval reads."""
+        if not question.context:
+            return question, question.text
+        turns = self.turns_in_view(question.context, question.audience)
+        evidence.reading = reading = self._followups.read(question.text, turns)
+        if not reading.followup:
+            return question, question.text
+        return replace(question, text=reading.question), reading.search
+
+    def turns_in_view(self, turns: Sequence[Turn], audience: Audience) -> list[Turn]:
+        """The latest turns whose every citation this audience may see, with their heading paths as the index
+        gives them to this audience. A turn that cited anything else is left out whole, its question too: a
+        thread moved into a wider audience carries nothing of what only the narrower one could read."""
+        seen: list[Turn] = []
+        for turn in turns[-CONTEXT_TURNS:]:
+            passages = [self._index.passage(chunk_id, audience=audience) for chunk_id in turn.cited]
+            if any(passage is None for passage in passages):
+                continue
+            headings = tuple(dict.fromkeys(passage.heading for passage in passages if passage is not None))
+            seen.append(replace(turn, headings=headings))
+        return seen
 
     def _assess(self, text: str, candidates: Sequence[RetrievedChunk]) -> Assessment:
         """The answerability assessment. The reader and the embedder are adapters that may fail: without the
@@ -248,13 +299,14 @@ class Orchestrator:
         return self._refuse("not_permitted" if hidden_match else "not_in_corpus", evidence,
                             shown_as="not_in_corpus", owner=self._owner(question, ()))
 
-    def _not_stated(self, question: Question, candidates: Sequence[RetrievedChunk], evidence: Evidence) -> Refused:
+    def _not_stated(self, question: Question, candidates: Sequence[RetrievedChunk], evidence: Evidence, *,
+                    why: str = "no statement answers") -> Refused:
         """Passages match, but none states the answer: the closest are shown, weak ones with a hint to name the
         document; the audit records `not_permitted` when a hidden document matches clearly better than them."""
         best = max(chunk.score for chunk in candidates)
         shown: RefusalKind = "not_retrieved" if best < self._policy.floor else "not_in_corpus"
         hidden_match = self._index.best_unscoped_score(question.text) > best + self._policy.hidden_margin
-        evidence.detail = "no statement answers"
+        evidence.detail = why
         return self._refuse(
             "not_permitted" if hidden_match else shown, evidence, shown_as=shown,
             owner=self._owner(question, candidates),
@@ -425,6 +477,8 @@ class Orchestrator:
 
     def _finish(self, question: Question, outcome: Outcome, evidence: Evidence, started: float) -> Outcome:
         """10. Re-check the invariant, audit, record metrics. In `required` mode no audit means no reply."""
+        if evidence.reading is not None and evidence.reading.followup:
+            outcome = replace(outcome, reading=evidence.reading.question)
         ensure_citation_invariant(outcome)
         seconds = self._clock.monotonic() - started
         try:
@@ -439,13 +493,14 @@ class Orchestrator:
             else:
                 log.warning("audit write failed; replying anyway (best_effort, correlation %s)",
                             evidence.correlation_id)
-        self._metrics.outcome(kind=outcome.kind, risk=evidence.risk.level if evidence.risk else None,
+        self._metrics.outcome(kind=presented_kind(outcome), risk=evidence.risk.level if evidence.risk else None,
                               retrieved=len(evidence.retrieved), seconds=seconds)
         return outcome
 
     def _audit_record(self, question: Question, outcome: Outcome, evidence: Evidence,
                       seconds: float) -> AuditRecord:
         cited = outcome.citations if isinstance(outcome, Answered) else ()
+        reading = evidence.reading
         return AuditRecord(
             correlation_id=evidence.correlation_id,
             at=self._clock.now(),
@@ -464,8 +519,15 @@ class Orchestrator:
             model=self._model.name if evidence.model_called else None,
             prompt_version=self._prompt_versions(evidence),
             latency_ms=round(seconds * 1000, 2),
-            detail=evidence.detail,
+            detail="; ".join(part for part in (evidence.detail, reading.detail if reading else None) if part) or None,
             answerability=answerability_note(evidence.assessment),
+            reading=None if reading is None else ReadingNote(
+                by=reading.by, followup=reading.followup,
+                sha256=question_sha256(reading.question) if reading.followup else None,
+                preview=question_preview(reading.question) if reading.followup else None),
+            shown_as=presented_kind(outcome) if presented_kind(outcome) != outcome.kind else None,
+            audience=question.audience,
+            shown=shown_chunks(outcome),
         )
 
 
@@ -477,6 +539,15 @@ def answerability_note(assessment: Assessment | None) -> AnswerabilityNote | Non
     return AnswerabilityNote(score=round(assessment.score, 4), threshold=assessment.threshold,
                              model_version=assessment.model_version, strongest=assessment.explanation,
                              reader=None if reader is None else round(reader, 4))
+
+
+def shown_chunks(outcome: Outcome) -> tuple[str, ...]:
+    """The chunks a reply shows its readers: an answer's citations, a refusal's closest passages."""
+    if isinstance(outcome, Answered):
+        return tuple(citation.passage.chunk_id for citation in outcome.citations)
+    if isinstance(outcome, Refused):
+        return tuple(passage.chunk_id for passage in outcome.nearest)
+    return ()
 
 
 def current_only(chunks: Sequence[RetrievedChunk]) -> list[RetrievedChunk]:

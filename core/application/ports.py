@@ -6,7 +6,18 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from core.application.audit import AuditRecord
-from core.domain import Audience, OutcomeKind, Passage, RetrievedChunk, RiskAssessment, RiskLevel
+from core.domain import (
+    Audience,
+    OutcomeKind,
+    Passage,
+    Reading,
+    RecordedTurn,
+    RetrievedChunk,
+    RiskAssessment,
+    RiskLevel,
+    Thread,
+    Turn,
+)
 
 if TYPE_CHECKING:  # the assessment module uses the Embedder port below
     from core.application.answerability import Assessment
@@ -114,6 +125,49 @@ class Reader(Protocol):
     def score(self, question: str, passages: Sequence[ReadPassage]) -> list[float]:
         """Per passage, in order, the probability (0..1) that it states the answer. Raise on failure."""
         ...
+
+
+class FollowUps(Protocol):
+    """Reads a message against the earlier turns of its thread: a follow-up becomes a standalone question."""
+
+    @property
+    def version(self) -> str:
+        """Which reader and wording, for the audit record ("followup-offline-v1", "openai:m+followup-v1")."""
+        ...
+
+    def read(self, message: str, turns: Sequence[Turn]) -> Reading:
+        """The message as a standalone question; `Reading.alone` when it is not a follow-up. Never raises."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class RewriteRequest:
+    message: str
+    turns: tuple[Turn, ...]
+
+
+class Rewriter(Protocol):
+    """A generative model asked to rewrite a follow-up (`ModelFollowUps` parses and checks its reply)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def prompt_version(self) -> str: ...
+
+    def rewrite(self, request: RewriteRequest) -> str:
+        """The raw reply text. Raise on failure; the offline reading then stands in."""
+        ...
+
+
+class TurnStore(Protocol):
+    """The recent turns of each thread, kept briefly (they hold the question as answered)."""
+
+    def recent(self, thread: Thread, *, limit: int) -> list[RecordedTurn]:
+        """The latest `limit` unexpired turns of the thread, oldest first."""
+        ...
+
+    def record(self, thread: Thread, *, message_id: str, correlation_id: str, turn: Turn) -> None: ...
 
 
 class AuditSink(Protocol):

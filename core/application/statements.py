@@ -7,7 +7,8 @@ they agree on where a statement starts and ends and on what it is read with.
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from functools import lru_cache
+from typing import Any, Final
 
 from core.application.instructions import addressed_to_assistants
 from core.application.quotes import Span, plain, quoted_text, statements
@@ -33,7 +34,8 @@ class Statement:
     context: str = ""
     """The lead-ins of a list item ("Request three weeks in advance for:"); '' otherwise."""
     leads_in: bool = False
-    """It ends with a colon: what it announces follows in the next statements."""
+    """It ends with a colon, or asks a question ("Friday afternoon? Merge."): what it announces follows in the
+    next statements, and it states nothing by itself."""
     row_key: str | None = None
     """For a table row, its first cell: what the row is about ("Dublin", "Senior engineer")."""
     quote: str = ""
@@ -44,29 +46,36 @@ class Statement:
 
 
 def split_statements(chunk: RetrievedChunk) -> list[Statement]:
-    found: list[Statement] = []
-    for span in statements(chunk.text):
-        statement = _statement(chunk, span, position=len(found))
-        if len(statement.own) >= MIN_LENGTH:
-            found.append(statement)
-    return found
+    return [Statement(chunk=chunk, position=position, **fields)
+            for position, fields in enumerate(_read(chunk.text))]
 
 
 def statements_of(chunks: Sequence[RetrievedChunk]) -> list[Statement]:
     return [statement for chunk in chunks for statement in split_statements(chunk)]
 
 
-def _statement(chunk: RetrievedChunk, span: StatementSpan, *, position: int) -> Statement:
-    quote = chunk.text[span.start:span.end]
-    read = quoted_text(chunk.text, span, Span(start=span.start, end=span.end))
+@lru_cache(maxsize=8192)
+def _read(text: str) -> tuple[dict[str, Any], ...]:
+    """The statements of a chunk's text, read once per text: every question retrieving the chunk reads the same."""
+    found = []
+    for span in statements(text):
+        fields = _fields(text, span)
+        if len(fields["own"]) >= MIN_LENGTH:
+            found.append(fields)
+    return tuple(found)
+
+
+def _fields(text: str, span: StatementSpan) -> dict[str, Any]:
+    quote = text[span.start:span.end]
+    read = quoted_text(text, span, Span(start=span.start, end=span.end))
     own = read if span.kind == "row" else plain(quote)
-    line_start = chunk.text.rfind("\n", 0, span.start) + 1
-    line_end = chunk.text.find("\n", span.end)
-    line = chunk.text[line_start:line_end if line_end >= 0 else len(chunk.text)]
-    return Statement(text=read, chunk=chunk, position=position, kind=span.kind, own=own,
-                     context=plain(span.context) if span.kind == "item" else "", leads_in=own.endswith(":"),
-                     row_key=_first_cell(quote) if span.kind == "row" else None, quote=quote,
-                     addressed_to_assistants=addressed_to_assistants(line))
+    line_start = text.rfind("\n", 0, span.start) + 1
+    line_end = text.find("\n", span.end)
+    line = text[line_start:line_end if line_end >= 0 else len(text)]
+    return {"text": read, "kind": span.kind, "own": own,
+            "context": plain(span.context) if span.kind == "item" else "", "leads_in": own.endswith((":", "?")),
+            "row_key": _first_cell(quote) if span.kind == "row" else None, "quote": quote,
+            "addressed_to_assistants": addressed_to_assistants(line)}
 
 
 def _first_cell(row: str) -> str:

@@ -8,6 +8,7 @@ sections wherever they stand, inside a blockquote too. A page with no headings b
 its bold lead-ins ("**Travel.** Book through..."), the author's own headings on such a page.
 """
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from html.parser import HTMLParser
@@ -21,14 +22,15 @@ from core.documents.model import (
     Block,
     Code,
     Document,
+    Heading,
     Link,
     ListBlock,
     ListItem,
     Paragraph,
     Quote,
-    Section,
     Table,
     Text,
+    sections_of,
 )
 
 LEAD_LIMIT: Final = 80
@@ -41,44 +43,38 @@ _BREAK_TAGS: Final = frozenset({"br", "p", "div", "li", "tr", "table", "ul", "ol
                                 "summary", "blockquote", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "dd", "dt"})
 _SKIPPED_TAGS: Final = frozenset({"script", "style", "svg", "iframe"})
 _TASK_BOX: Final = ("[ ] ", "[x] ", "[X] ")
+_WHITESPACE: Final = re.compile(r"\s+")
 
 
-@dataclass(frozen=True, kw_only=True)
-class _Heading:
-    level: int
-    text: str
+@dataclass(frozen=True)
+class _Warnings:
+    """Where the reader notes what it left out, and the file line the body starts at."""
+
+    found: list[str]
+    first_line: int
+
+    def add(self, line: int | None, text: str) -> None:
+        where = f"line {self.first_line + line}: " if line is not None else ""
+        self.found.append(where + text)
 
 
-_Event = _Heading | Block
+_Event = Heading | Block
 
 
-def read_markdown(body: str) -> Document:
-    """The document model of a Markdown body (front matter already removed)."""
+def read_markdown(body: str, *, first_line: int = 1) -> Document:
+    """The document model of a Markdown body (front matter already removed); warnings name lines counted from
+    `first_line`, the body's first line in its file."""
     warnings: list[str] = []
     root = SyntaxTreeNode(_PARSER.parse(body))
-    events = list(_events(root.children, warnings))
-    if not any(isinstance(event, _Heading) and event.level > 1 for event in events):
+    events = list(_events(root.children, _Warnings(warnings, first_line)))
+    if not any(isinstance(event, Heading) and event.level > 1 for event in events):
         events = list(_leads_as_headings(events))
-    title = next((event.text for event in events if isinstance(event, _Heading) and event.level == 1), None)
-    return Document(sections=tuple(_sections(events)), title=title, warnings=tuple(warnings))
+    title = next((event.text for event in events if isinstance(event, Heading) and event.level == 1), None)
+    return Document(sections=tuple(sections_of(events)), title=title, warnings=tuple(warnings))
 
 
 # -- sections -----------------------------------------------------------------------------------------------
 
-
-def _sections(events: Sequence[_Event]) -> Iterator[Section]:
-    stack: list[_Heading] = []
-    blocks: list[Block] = []
-    for event in events:
-        if isinstance(event, _Heading):
-            if blocks:
-                yield Section(headings=tuple(h.text for h in stack), blocks=tuple(blocks))
-            stack = [*(h for h in stack if h.level < event.level), event]
-            blocks = []
-        else:
-            blocks.append(event)
-    if blocks:
-        yield Section(headings=tuple(h.text for h in stack), blocks=tuple(blocks))
 
 
 def _leads_as_headings(events: Sequence[_Event]) -> Iterator[_Event]:
@@ -88,7 +84,7 @@ def _leads_as_headings(events: Sequence[_Event]) -> Iterator[_Event]:
         if isinstance(event, Paragraph) and 0 < event.text.lead <= LEAD_LIMIT:
             name = event.text.text[: event.text.lead].strip().rstrip(".:")
             if name:
-                yield _Heading(level=2, text=name)
+                yield Heading(level=2, text=name)
                 rest = event.text.text[event.text.lead:].strip()
                 if len(rest) > 1:
                     yield event
@@ -99,17 +95,17 @@ def _leads_as_headings(events: Sequence[_Event]) -> Iterator[_Event]:
 # -- blocks -------------------------------------------------------------------------------------------------
 
 
-def _events(nodes: Sequence[SyntaxTreeNode], warnings: list[str]) -> Iterator[_Event]:
+def _events(nodes: Sequence[SyntaxTreeNode], warnings: _Warnings) -> Iterator[_Event]:
     for node in nodes:
         yield from _node_events(node, warnings)
 
 
-def _node_events(node: SyntaxTreeNode, warnings: list[str]) -> Iterator[_Event]:
+def _node_events(node: SyntaxTreeNode, warnings: _Warnings) -> Iterator[_Event]:
     match node.type:
         case "heading":
             heading = _inline(node.children[0] if node.children else None).text
             if heading:
-                yield _Heading(level=int(node.tag[1:]), text=heading)
+                yield Heading(level=int(node.tag[1:]), text=heading)
         case "paragraph":
             words = _inline(node.children[0] if node.children else None)
             if words:
@@ -129,11 +125,11 @@ def _node_events(node: SyntaxTreeNode, warnings: list[str]) -> Iterator[_Event]:
             return
 
 
-def _quoted(node: SyntaxTreeNode, warnings: list[str]) -> Iterator[_Event]:
+def _quoted(node: SyntaxTreeNode, warnings: _Warnings) -> Iterator[_Event]:
     """A blockquote's blocks as quotes; a heading inside it is a section heading like any other."""
     run: list[Block] = []
     for event in _events(node.children, warnings):
-        if isinstance(event, _Heading):
+        if isinstance(event, Heading):
             if run:
                 yield Quote(blocks=tuple(run))
                 run = []
@@ -144,21 +140,21 @@ def _quoted(node: SyntaxTreeNode, warnings: list[str]) -> Iterator[_Event]:
         yield Quote(blocks=tuple(run))
 
 
-def _list(node: SyntaxTreeNode, warnings: list[str]) -> Iterator[Block]:
+def _list(node: SyntaxTreeNode, warnings: _Warnings) -> Iterator[Block]:
     items = [_item(child, warnings) for child in node.children if child.type == "list_item"]
     if items:
         start = int(node.attrs.get("start", 1) or 1) if node.type == "ordered_list" else 1
         yield ListBlock(items=tuple(items), ordered=node.type == "ordered_list", start=start)
 
 
-def _item(node: SyntaxTreeNode, warnings: list[str]) -> ListItem:
+def _item(node: SyntaxTreeNode, warnings: _Warnings) -> ListItem:
     """An item's paragraphs are its words; the other blocks in it (a sub-list, code) are its children."""
     words: list[Text] = []
     children: list[Block] = []
     for event in _events(node.children, warnings):
         if isinstance(event, Paragraph) and not children:
             words.append(event.text)
-        elif isinstance(event, _Heading):
+        elif isinstance(event, Heading):
             words.append(Text(text=event.text))
         else:
             children.append(event)
@@ -182,7 +178,7 @@ def _table(node: SyntaxTreeNode) -> Iterator[Block]:
         yield Table(header=rows[0], rows=tuple(rows[1:]))
 
 
-def _html_block(node: SyntaxTreeNode, warnings: list[str]) -> Iterator[_Event]:
+def _html_block(node: SyntaxTreeNode, warnings: _Warnings) -> Iterator[_Event]:
     tables = html_tables(node.content) if "<table" in node.content.lower() else None
     if tables is not None:  # a table written in HTML is a table, its rows read with their header
         yield from tables
@@ -192,9 +188,8 @@ def _html_block(node: SyntaxTreeNode, warnings: list[str]) -> Iterator[_Event]:
     reader.close()
     events = reader.events()
     if not events and not node.content.lstrip().startswith("<!--"):
-        line = (node.map[0] + 1) if node.map else "?"
         first = node.content.strip().splitlines()[0][:60] if node.content.strip() else ""
-        warnings.append(f"line {line}: an HTML block without text was left out ({first})")
+        warnings.add(node.map[0] if node.map else None, f"an HTML block without text was left out ({first})")
     yield from events
 
 
@@ -205,28 +200,39 @@ class _TextBuilder:
     """Text with whitespace runs collapsed as it is written, and links by offsets into it."""
 
     def __init__(self) -> None:
-        self._chars: list[str] = []
+        self._parts: list[str] = []
+        self._length = 0
+        self._last = ""
         self._links: list[Link] = []
         self._open: list[tuple[int, str, str]] = []
         self.lead = 0
 
     def write(self, text: str) -> None:
-        for char in text:
-            if char.isspace():
-                if self._chars and self._chars[-1] not in " \n":
-                    self._chars.append(" ")
-            else:
-                self._chars.append(char)
+        collapsed = _WHITESPACE.sub(" ", text)
+        if collapsed.startswith(" ") and self._last in ("", " ", "\n"):
+            collapsed = collapsed[1:]
+        self._append(collapsed)
 
     def break_line(self) -> None:
         """A line break the author meant (a hard break, or a new line opened by a bold label)."""
-        if self._chars and self._chars[-1] == " ":
-            self._chars.pop()
-        if self._chars and self._chars[-1] != "\n":
-            self._chars.append("\n")
+        if self._last == " ":
+            self._parts[-1] = self._parts[-1][:-1]
+            self._length -= 1
+            self._last = self._parts[-1][-1:] if self._parts[-1] else self._previous_last()
+        if self._last not in ("", "\n"):
+            self._append("\n")
+
+    def _append(self, text: str) -> None:
+        if text:
+            self._parts.append(text)
+            self._length += len(text)
+            self._last = text[-1]
+
+    def _previous_last(self) -> str:
+        return next((part[-1] for part in reversed(self._parts) if part), "")
 
     def open_link(self, target: str, *, tag: str) -> None:
-        self._open.append((self._length_without_space(), target, tag))
+        self._open.append((self._length, target, tag))
 
     def close_link(self, *, tag: str) -> None:
         """Close the innermost link opened by `tag` (a Markdown link, `<a>`, a component with a `url`)."""
@@ -239,14 +245,11 @@ class _TextBuilder:
                     self._links.append(Link(start=start, end=end, target=target))
                 return
 
-    def mark_lead(self) -> None:
-        self.lead = self._length_without_space()
-
     def _length_without_space(self) -> int:
-        return len(self._chars) - (1 if self._chars and self._chars[-1] in " \n" else 0)
+        return self._length - (1 if self._last in (" ", "\n") else 0)
 
     def build(self) -> Text:
-        text = "".join(self._chars)
+        text = "".join(self._parts)
         stripped = text.lstrip()
         shift = len(text) - len(stripped)
         text = stripped.rstrip()
@@ -293,9 +296,8 @@ def _write_inline(nodes: Sequence[SyntaxTreeNode], builder: _TextBuilder) -> Non
 def _opens_labelled_line(following: Sequence[SyntaxTreeNode]) -> bool:
     """Does a wrapped line open with a bold label ("**Owner:** People Ops")? Then it is a line of its own, as
     in a list of facts written without list markers; a line wrapped mid-sentence never opens that way."""
-    if not following or following[0].type != "strong":
-        return False
-    return _plain(following[0]).rstrip().endswith((":", "."))
+    opening = [node for node in following if not (node.type == "text" and not node.content.strip())][:1]
+    return bool(opening) and opening[0].type == "strong" and _plain(opening[0]).rstrip().endswith((":", "."))
 
 
 def _plain(node: SyntaxTreeNode) -> str:
@@ -401,7 +403,7 @@ class _HtmlText(HTMLParser):
         text = self._builder.build()
         self._builder = _TextBuilder()
         if text:
-            self._events.append(_Heading(level=self._heading, text=text.text) if self._heading
+            self._events.append(Heading(level=self._heading, text=text.text) if self._heading
                                 else Paragraph(text=replace(text, lead=0)))
         self._heading = None
 

@@ -9,14 +9,15 @@ sentences, so every format is chunked and quoted the same way.
 Standard library and the domain only: the application layer reads statements from this model's rendering.
 """
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TypeAlias
 
 from core.domain import Link
 
-__all__ = ["Block", "Code", "Document", "Link", "ListBlock", "ListItem", "Paragraph", "Quote", "Section", "Table",
-           "Text"]
+__all__ = ["Block", "Code", "Document", "Heading", "Link", "ListBlock", "ListItem", "Paragraph", "Quote", "Section",
+           "Table", "Text", "sections_of"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,3 +106,28 @@ class Document:
     title: str | None = None
     updated: date | None = None
     warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Heading:
+    """A heading as a reader meets it in the flow of a document: its level (1 the top) and its words."""
+
+    level: int
+    text: str
+
+
+def sections_of(flow: Iterable[Heading | Block]) -> Iterator[Section]:
+    """A document's flow of headings and blocks as sections: each heading opens one, under the headings above
+    it of lower levels; a heading with no block before the next one opens no section of its own."""
+    stack: list[Heading] = []
+    blocks: list[Block] = []
+    for event in flow:
+        if isinstance(event, Heading):
+            if blocks:
+                yield Section(headings=tuple(h.text for h in stack), blocks=tuple(blocks))
+            stack = [*(h for h in stack if h.level < event.level), event]
+            blocks = []
+        else:
+            blocks.append(event)
+    if blocks:
+        yield Section(headings=tuple(h.text for h in stack), blocks=tuple(blocks))

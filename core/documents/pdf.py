@@ -20,7 +20,18 @@ from typing import Any, Final
 
 from core.documents.html import parse_day
 from core.documents.limits import FormatSupportMissing, Unreadable
-from core.documents.model import Block, Document, Link, ListBlock, ListItem, Paragraph, Section, Table, Text
+from core.documents.model import (
+    Block,
+    Document,
+    Heading,
+    Link,
+    ListBlock,
+    ListItem,
+    Paragraph,
+    Table,
+    Text,
+    sections_of,
+)
 
 HEADING_SCALE: Final = 1.12
 """A line set at least this much larger than the body is a heading."""
@@ -284,19 +295,13 @@ def _shape(text: str) -> str:
 # -- structure ------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
-class _Heading:
-    level: int
-    text: str
-
-
 def _document(read: _Pages, metadata: dict[str, Any], warnings: list[str]) -> Document:
     body = read.sizes.most_common(1)[0][0] if read.sizes else 0.0
     levels = _heading_levels(read.items, body)
     events = list(_events(read.items, body, levels))
-    first = next((event for event in events if isinstance(event, _Heading)), None)
+    first = next((event for event in events if isinstance(event, Heading)), None)
     title = _metadata_title(metadata) or (first.text if first is not None and first.level == 1 else None)
-    return Document(sections=tuple(_sections(events)), title=title, updated=_metadata_day(metadata),
+    return Document(sections=tuple(sections_of(events)), title=title, updated=_metadata_day(metadata),
                     warnings=tuple(warnings))
 
 
@@ -318,7 +323,7 @@ def _heading_levels(items: Sequence[_Item], body: float) -> dict[tuple[float, bo
 
 
 def _events(items: Sequence[_Item], body: float, levels: dict[tuple[float, bool], int]
-            ) -> Iterator[_Heading | Block]:
+            ) -> Iterator[Heading | Block]:
     run: list[_Line] = []
     index = 0
     while index < len(items):
@@ -338,7 +343,7 @@ def _events(items: Sequence[_Item], body: float, levels: dict[tuple[float, bool]
                 last = items[index]  # type: ignore[assignment]  # _same_heading saw a line
                 parts.append(last.text)
                 index += 1
-            yield _Heading(level=levels[(item.size, item.bold)], text=" ".join(parts))
+            yield Heading(level=levels[(item.size, item.bold)], text=" ".join(parts))
         else:
             run.append(item)
     yield from _blocks(run, body)
@@ -449,20 +454,6 @@ def _text(words: Sequence[_Word], *, skip: int = 0) -> Text:
                 links.append(Link(start=start, end=len(text), target=word.link))
     return Text(text=text, links=tuple(links))
 
-
-def _sections(events: Sequence[_Heading | Block]) -> Iterator[Section]:
-    stack: list[_Heading] = []
-    blocks: list[Block] = []
-    for event in events:
-        if isinstance(event, _Heading):
-            if blocks:
-                yield Section(headings=tuple(h.text for h in stack), blocks=tuple(blocks))
-            stack = [*(h for h in stack if h.level < event.level), event]
-            blocks = []
-        else:
-            blocks.append(event)
-    if blocks:
-        yield Section(headings=tuple(h.text for h in stack), blocks=tuple(blocks))
 
 
 # -- metadata -------------------------------------------------------------------------------------------------

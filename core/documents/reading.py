@@ -30,7 +30,7 @@ Standard library only: the application layer reads statements through this modul
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
 from core.documents.model import Block, Code, Link, ListBlock, Paragraph, Quote, Table, Text
@@ -39,7 +39,7 @@ StatementKind = Literal["sentence", "item", "row", "code"]
 
 INDENT: Final = "  "
 _SENTENCE_END: Final = re.compile(r"[.!?]+[\"'\u201d\u2019)\]*_]*(?=\s+[\"'\u201c\u2018(\[*_]*[A-Z0-9])")
-_LAST_WORD: Final = re.compile(r"(?:^|[\s(\[\"'])([A-Za-z][A-Za-z.]*)[.!?]*$")
+_LAST_WORD: Final = re.compile(r"(?<![A-Za-z.])([A-Za-z][A-Za-z.]*)[.!?]*$")
 _ABBREVIATIONS: Final = frozenset(
     """e.g i.e al cf vs approx ca mr mrs ms dr prof st sr jr inc ltd co corp dept est fig figs sec secs
     art arts ch no nos vol vols pp p para paras jan feb mar apr jun jul aug sep sept oct nov dec mon tue wed thu
@@ -72,7 +72,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 def _line_sentences(text: str) -> Iterator[tuple[int, int]]:
     begin = len(text) - len(text.lstrip())
     for match in _SENTENCE_END.finditer(text):
-        if match.start() < begin or (text[match.start()] == "." and _abbreviated(text[begin:match.start() + 1])):
+        if match.start() < begin or (text[match.start()] == "." and _abbreviated(text, begin, match.start() + 1)):
             continue
         yield begin, match.end()
         begin = match.end()
@@ -83,9 +83,9 @@ def _line_sentences(text: str) -> Iterator[tuple[int, int]]:
         yield begin, end
 
 
-def _abbreviated(head: str) -> bool:
-    """Does the text up to and including a full stop end with an abbreviation or an initial?"""
-    match = _LAST_WORD.search(head)
+def _abbreviated(text: str, begin: int, end: int) -> bool:
+    """Does `text[begin:end]`, which ends with a full stop, end with an abbreviation or an initial?"""
+    match = _LAST_WORD.search(text, begin, end)
     if match is None:
         return False
     word = match.group(1).rstrip(".")
@@ -143,6 +143,15 @@ def render(run: Sequence[Piece]) -> Rendered:
     return Rendered(text="".join(parts), links=tuple(links), page=page)
 
 
+def rendered_length(run: Sequence[Piece]) -> int:
+    """`len(render(run).text)`, without rendering: what a chunk window counts as it grows."""
+    if not run:
+        return 0
+    context = run[0].context
+    texts = sum(len(piece.text) for piece in context) + sum(len(piece.text) for piece in run)
+    return texts + len(context) + sum(len(piece.joiner) for piece in run[1:])
+
+
 def _lead_in(paragraph: Sequence[Piece]) -> tuple[Piece, ...]:
     """A paragraph's last sentence when it ends with a colon: what a list after it continues."""
     if paragraph and paragraph[-1].text.rstrip().endswith(":"):
@@ -196,14 +205,12 @@ def _list_pieces(block: ListBlock, *, depth: int, context: tuple[Piece, ...], jo
 
 
 def _child_pieces(block: Block, *, depth: int, context: tuple[Piece, ...], page: int | None) -> list[Piece]:
-    """A block nested in a list item, indented under it."""
+    """A block nested in a list item, indented under it, read after the item's lead-ins and its own context."""
     if isinstance(block, ListBlock):
         return _list_pieces(block, depth=depth, context=context, joiner="\n", page=page)
-    indent = INDENT * depth
     nested = _block_pieces(block, lead_in=(), page=page)
-    return [Piece(text=indent + piece.text.replace("\n", "\n" + indent), joiner="\n" if piece.joiner != " "
-                  else " ", links=_shift(piece.links, len(indent)) if "\n" not in piece.text else (),
-                  context=context, page=page) for piece in nested]
+    return [_prefixed(replace(piece, joiner=" " if piece.joiner == " " else "\n"), INDENT * depth,
+                      context=context) for piece in nested]
 
 
 def _table_pieces(table: Table, *, page: int | None) -> list[Piece]:
@@ -230,15 +237,22 @@ def _row_line(cells: Sequence[Text], width: int) -> Rendered:
 
 
 def _quoted(inner: Sequence[Piece], *, page: int | None) -> list[Piece]:
-    """Quoted pieces: every line that starts a line gets `> ` (context pieces too, so a window repeats them
-    quoted)."""
-    def quote(piece: Piece) -> Piece:
-        starts_line = piece.joiner != " "
-        text = ("> " if starts_line else "") + piece.text.replace("\n", "\n> ")
-        links = _shift(piece.links, 2 if starts_line else 0) if "\n" not in piece.text else ()
-        return Piece(text=text, joiner=piece.joiner, links=links,
-                     context=tuple(quote(c) for c in piece.context), page=piece.page if page is None else page)
-    return [quote(piece) for piece in inner]
+    """Quoted pieces: each of their lines opens with `> ` (their context's too, so a window repeats it quoted)."""
+    return [replace(_prefixed(piece, "> "), page=piece.page if page is None else page) for piece in inner]
+
+
+def _prefixed(piece: Piece, prefix: str, *, context: tuple[Piece, ...] = (), line_start: bool = False) -> Piece:
+    """The piece with `prefix` opening each of its lines (the first too, unless the piece continues a line),
+    its links moved with its words; `context` goes before its own context, which is prefixed alike."""
+    first = prefix if line_start or piece.joiner != " " else ""
+
+    def moved(offset: int) -> int:
+        return offset + len(first) + len(prefix) * piece.text.count("\n", 0, offset)
+
+    links = tuple(Link(start=moved(link.start), end=moved(link.end), target=link.target) for link in piece.links)
+    own = tuple(_prefixed(piece, prefix, line_start=True) for piece in piece.context)
+    return Piece(text=first + piece.text.replace("\n", "\n" + prefix), joiner=piece.joiner, links=links,
+                 context=(*context, *own), page=piece.page)
 
 
 def _code_pieces(code: str, language: str, *, page: int | None) -> list[Piece]:
@@ -256,8 +270,6 @@ def _links_within(links: Sequence[Link], start: int, end: int, *, shift: int) ->
                       target=link.target) for link in links if link.start < end and start < link.end)
 
 
-def _shift(links: Sequence[Link], by: int) -> tuple[Link, ...]:
-    return tuple(Link(start=link.start + by, end=link.end + by, target=link.target) for link in links)
 
 
 # -- statements ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The answer contract: outcomes, citations, principals and audiences, risk. Standard library only."""
 
 from core.domain.chunks import Link, Passage, RetrievedChunk
+from core.domain.conversation import Reading, RecordedTurn, Thread, Turn
 from core.domain.errors import CitationInvariantError, DomainError
 from core.domain.outcomes import (
     ANSWERED,
@@ -16,6 +17,7 @@ from core.domain.outcomes import (
     RefusalKind,
     Refused,
     ensure_citation_invariant,
+    presented_kind,
 )
 from core.domain.principal import (
     DOMAIN_PREFIX,
@@ -57,15 +59,20 @@ __all__ = [
     "Party",
     "Passage",
     "Principal",
+    "Reading",
+    "RecordedTurn",
     "RefusalKind",
     "Refused",
     "RetrievedChunk",
     "RiskAssessment",
     "RiskLevel",
+    "Thread",
+    "Turn",
     "domain_principal",
     "email_principals",
     "ensure_citation_invariant",
     "group_principal",
     "is_visible",
+    "presented_kind",
     "user_principal",
 ]

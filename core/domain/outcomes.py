@@ -60,6 +60,8 @@ class Answered:
     risk: RiskAssessment
     correlation_id: str
     kind: Literal["answered"] = ANSWERED
+    reading: str | None = None
+    """The standalone question a follow-up was read as; the reply shows it in one line."""
 
     def __post_init__(self) -> None:
         ensure_citation_invariant(self)
@@ -76,6 +78,7 @@ class Refused:
     owner: str | None = None
     nearest: tuple[Passage, ...] = ()
     shown_as: RefusalKind | None = None
+    reading: str | None = None
 
     @property
     def presented_kind(self) -> RefusalKind:
@@ -96,9 +99,17 @@ class Clarify:
     risk: RiskAssessment
     correlation_id: str
     kind: Literal["ambiguous"] = "ambiguous"
+    reading: str | None = None
 
 
 Outcome = Answered | Refused | Clarify
+
+
+def presented_kind(outcome: Outcome) -> OutcomeKind:
+    """The kind every surface but the audit log may show, count or export: a `not_permitted` refusal presents as
+    the kind absence would have given (DESIGN section 3), since whether a hidden document answers is the most
+    sensitive fact."""
+    return outcome.presented_kind if isinstance(outcome, Refused) else outcome.kind
 
 
 def ensure_citation_invariant(outcome: Outcome) -> Outcome:

@@ -72,9 +72,15 @@ class Party:
 
 @dataclass(frozen=True, kw_only=True)
 class Audience:
-    """Everyone who will be able to read a reply. Decided once per question, before retrieval."""
+    """Everyone who will be able to read a reply. Decided once per question, before retrieval.
+
+    `parties` are the kinds of reader whose documents the reply may use; `posted_in` is where the readers are:
+    the channel whose members all read the reply, or None when the asker alone reads it (ephemeral, a DM, an
+    assistant thread, even one narrowed to the audience of the channel in view). The decision records both, so
+    feedback counts only from someone who could read the reply."""
 
     parties: tuple[Party, ...] = field(default_factory=tuple)
+    posted_in: str | None = None
 
     def __post_init__(self) -> None:
         if not self.parties:
@@ -86,14 +92,14 @@ class Audience:
         return cls(parties=(principal.party,))
 
     @classmethod
-    def of(cls, parties: Iterable[Party]) -> "Audience":
+    def of(cls, parties: Iterable[Party], *, posted_in: str | None = None) -> "Audience":
         """The audience of several readers, without those another makes redundant: a reader who holds every role
         a stricter reader holds sees everything that one sees, so only the strictest readers decide (a channel of
         2,000 members who all hold `everyone` and their own e-mail is decided by a handful)."""
         unique = list(dict.fromkeys(parties))
         kept = [party for party in unique
                 if not any(other.effective_roles < party.effective_roles for other in unique)]
-        return cls(parties=tuple(kept))
+        return cls(parties=tuple(kept), posted_in=posted_in)
 
     def role_sets(self) -> tuple[frozenset[str], ...]:
         return tuple(party.effective_roles for party in self.parties)

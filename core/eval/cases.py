@@ -1,4 +1,11 @@
-"""Evaluation cases (DESIGN section 5): a YAML list, validated strictly so a typo never goes unnoticed."""
+"""Evaluation cases (DESIGN section 5): a YAML list, validated strictly so a typo never goes unnoticed.
+
+A conversation is a case with `turns:` instead of `question:`: the asker once, then each turn with the keys of a
+case (`question`, `expect`, `support`, `must_include`, ...). Every turn is scored as a case of its own, asked
+after the turns before it in one thread; turns after the first are reported apart (`followup_*`). A later turn
+gives the standalone question a careful reader takes it for as `reading:`; a later turn without one is a
+question of its own, asked in the same thread (a follow-up reader must read it alone).
+"""
 
 from pathlib import Path
 from typing import Final, Literal, get_args
@@ -48,12 +55,12 @@ class Asker(BaseModel):
     roles: list[str] = Field(min_length=1)
 
 
-class Case(BaseModel):
+class _Asked(BaseModel):
+    """The keys of one question: a case's, and each turn's of a conversation."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str = Field(min_length=1)
     question: str
-    asker: Asker
     expect: Expectation
     support: list[Section] = Field(default_factory=list)
     must_include: list[Alternatives] = Field(default_factory=list)
@@ -71,24 +78,81 @@ class Case(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _answer_cases_name_their_support(self) -> "Case":
+    def _answer_cases_name_their_support(self) -> "_Asked":
         if self.expect == "answer" and not self.support:
             raise ValueError("an answer case needs at least one `support` section")
         return self
 
 
-def load_cases(path: Path) -> tuple[Case, ...]:
-    """Every case of a YAML case file, in order. Unknown keys, duplicate ids and bad values are errors."""
+class Case(_Asked):
+    id: str = Field(min_length=1)
+    asker: Asker
+
+
+class ConversationTurn(_Asked):
+    """One turn of a conversation: the keys of a case without `id` and `asker`, and its `reading`."""
+
+    reading: str | None = None
+    """The standalone question this follow-up asks (a scripted model's rewrite); absent on a question of its
+    own. The first turn has none."""
+
+
+class Conversation(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(min_length=1)
+    asker: Asker
+    turns: list[ConversationTurn] = Field(min_length=2)
+    tags: list[str] = Field(default_factory=list)
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _the_first_turn_stands_alone(self) -> "Conversation":
+        if self.turns[0].reading is not None:
+            raise ValueError("turns.0.reading: the first turn has no earlier turn to be read against")
+        return self
+
+    def case(self, number: int) -> Case:
+        """Turn `number` (from 1) as a case of its own: id `c-001/2`, the conversation's asker and tags, and
+        the tag `followup` on every turn after the first."""
+        turn = self.turns[number - 1]
+        tags = [*turn.tags, *self.tags, *(["followup"] if number > 1 else [])]
+        fields = turn.model_dump(exclude={"reading", "tags"})
+        return Case.model_validate({**fields, "id": f"{self.id}/{number}", "asker": self.asker,
+                                    "tags": list(dict.fromkeys(tags))})
+
+    def standalone(self, number: int) -> bool:
+        """A later turn that asks a question of its own (no `reading`)."""
+        return number > 1 and self.turns[number - 1].reading is None
+
+
+Item = Case | Conversation
+
+
+def load_items(path: Path) -> tuple[Item, ...]:
+    """Every case and conversation of a YAML case file, in order. Unknown keys, duplicate ids and bad values
+    are errors that name the case and the key."""
     items = _read_list(path)
-    cases: list[Case] = []
+    loaded: list[Item] = []
     seen: set[str] = set()
     for position, item in enumerate(items, start=1):
         case = _validate(path, position, item)
         if case.id in seen:
             raise CaseFileError(f"{path}: case {case.id!r}: duplicate id")
         seen.add(case.id)
-        cases.append(case)
-    return tuple(cases)
+        loaded.append(case)
+    return tuple(loaded)
+
+
+def load_cases(path: Path) -> tuple[Case, ...]:
+    """Every case of a file of single questions; a conversation there is an error (read it with
+    `load_items`, as `sourced eval` does)."""
+    items = load_items(path)
+    conversations = [item.id for item in items if isinstance(item, Conversation)]
+    if conversations:
+        raise CaseFileError(f"{path}: case {conversations[0]!r}: a conversation (`turns:`); this reads single "
+                            "questions only")
+    return tuple(item for item in items if isinstance(item, Case))
 
 
 def _read_list(path: Path) -> list[object]:
@@ -101,10 +165,11 @@ def _read_list(path: Path) -> list[object]:
     return data
 
 
-def _validate(path: Path, position: int, item: object) -> Case:
+def _validate(path: Path, position: int, item: object) -> Item:
     name = repr(item.get("id")) if isinstance(item, dict) and item.get("id") else f"#{position}"
+    model: type[Case] | type[Conversation] = Conversation if isinstance(item, dict) and "turns" in item else Case
     try:
-        return Case.model_validate(item)
+        return model.model_validate(item)
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "<case>"

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from core.documents import reading
 from core.eval.cases import Alternatives, Case
 from core.text import STOPWORDS, content_stems
 
@@ -32,8 +33,6 @@ VARIANTS: Final[tuple[Variant, ...]] = ("faithful_quote", "faithful_paraphrase",
                                         "negation", "added_clause", "other_chunk", "blend", "other_question")
 FAITHFUL: Final = frozenset({"faithful_quote", "faithful_paraphrase"})
 
-_DELIMITER_ROW: Final = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?])[\"')*_]*\s+(?=[\"'(*_]*[A-Z0-9])")
 _LIST_MARKER: Final = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)]|>)\s+")
 _MARKUP: Final = re.compile(r"\*\*|__|`|(?<!\w)\*(?=\w)|(?<=\w)\*(?!\w)")
 _LINK: Final = re.compile(r"\[([^\]]+)\]\([^)]*\)")
@@ -88,6 +87,8 @@ class Sentence:
     raw: str
     start: int
     header: tuple[str, ...] = ()
+    lead: str = ""
+    """A list item's lead-ins, which a model reads with it."""
 
     @property
     def end(self) -> int:
@@ -101,7 +102,7 @@ class Sentence:
     def text(self) -> str:
         """The statement as a model would write it: markup gone, a table row as `Header: cell; ...`."""
         if not self.header:
-            return clean(self.raw)
+            return reading.stated(clean(self.lead), clean(self.raw))
         return "; ".join(f"{h}: {c}" for h, c in zip(self.header, self.cells, strict=False) if c)
 
 
@@ -133,30 +134,14 @@ def clean(text: str) -> str:
 
 
 def sentences(source: Source) -> list[Sentence]:
+    """The source's statements, as the product reads them (`core.documents.reading`)."""
     found: list[Sentence] = []
-    header: tuple[str, ...] = ()
-    offset = 0
-    for line in source.text.splitlines(keepends=True):
-        body = line.rstrip("\n")
-        stripped = body.strip()
-        start = offset + len(body) - len(body.lstrip())
-        offset += len(line)
-        if stripped.startswith("|"):
-            if _DELIMITER_ROW.match(stripped):
-                continue
-            if not header:
-                header = tuple(clean(cell) for cell in stripped.strip("|").split("|"))
-                continue
-            found.append(Sentence(source=source, raw=stripped, start=start, header=header))
-            continue
-        header = ()
-        if not stripped or stripped.startswith("#"):
-            continue
-        begin = 0
-        for boundary in _SENTENCE_END.finditer(stripped):
-            found.append(Sentence(source=source, raw=stripped[begin:boundary.start()], start=start + begin))
-            begin = boundary.end()
-        found.append(Sentence(source=source, raw=stripped[begin:], start=start + begin))
+    for span in reading.statements(source.text):
+        raw = source.text[span.start:span.end]
+        header = tuple(clean(cell) for cell in span.context.strip().strip("|").split("|")) \
+            if span.kind == "row" else ()
+        found.append(Sentence(source=source, raw=raw, start=span.start, header=header,
+                              lead=span.context if span.kind == "item" else ""))
     return [sentence for sentence in found if len(clean(sentence.raw)) > 3]
 
 

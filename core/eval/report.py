@@ -5,6 +5,10 @@ Every rate is a fraction of its case group: the answer verdicts of the answer ca
 `kind_accuracy` of the refusal cases, `leaks` and `clarify_rate` of all cases. `citation_precision` is a share
 of citations (in answered answer cases). A rate whose group is empty is None.
 
+Conversations: `followup_correct_answer` and `followup_wrong_answer` are the answer verdicts of the turns
+after the first, `followup_false_answer` the false answers of their refusal cases, and `standalone_misread`
+the share of later turns the case calls questions of their own that the pipeline read as follow-ups.
+
 Dead ends: `dead_end_rate` is the share of answer cases refused without a supporting passage among the closest
 passages shown; `closest_hit` the share of refused answer cases whose closest passages include one;
 `closest_shown_unanswerable` the share of refusal cases whose refusal showed closest passages.
@@ -23,9 +27,11 @@ Metrics = dict[str, float | None]
 
 RATE_KEYS: Final = ("correct_answer", "wrong_answer", "false_abstention", "missed", "correct_abstention",
                     "false_answer", "kind_accuracy", "leaks", "citation_precision", "clarify_rate",
-                    "latency_p50_ms", "latency_p95_ms", "dead_end_rate", "closest_hit", "closest_shown_unanswerable")
+                    "latency_p50_ms", "latency_p95_ms", "dead_end_rate", "closest_hit", "closest_shown_unanswerable",
+                    "followup_correct_answer", "followup_wrong_answer", "followup_false_answer", "standalone_misread")
 MAXIMUM_KEYS: Final = frozenset({"wrong_answer", "false_abstention", "missed", "false_answer", "leaks",
-                                 "clarify_rate", "latency_p50_ms", "latency_p95_ms", "dead_end_rate"})
+                                 "clarify_rate", "latency_p50_ms", "latency_p95_ms", "dead_end_rate",
+                                 "followup_wrong_answer", "followup_false_answer", "standalone_misread"})
 """Rates where lower is better: `--fail-under` treats their bound as a maximum, every other as a minimum."""
 
 
@@ -36,6 +42,7 @@ def metrics(results: Sequence[CaseResult]) -> Metrics:
     refused_answers = [r for r in answers if r.refused]
     citations = sum(r.citations for r in answered)
     latencies = [r.latency_ms for r in results]
+    later = [r for r in results if r.followup]
     return {
         "correct_answer": _share(answers, lambda r: r.verdict == "correct_answer"),
         "wrong_answer": _share(answers, lambda r: r.verdict == "wrong_answer"),
@@ -53,6 +60,13 @@ def metrics(results: Sequence[CaseResult]) -> Metrics:
         "dead_end_rate": _share(answers, lambda r: r.refused and not r.closest_supported),
         "closest_hit": _share(refused_answers, lambda r: r.closest_supported),
         "closest_shown_unanswerable": _share(refusals, lambda r: r.closest_shown),
+        "followup_correct_answer": _share([r for r in later if r.expected == "answer"],
+                                          lambda r: r.verdict == "correct_answer"),
+        "followup_wrong_answer": _share([r for r in later if r.expected == "answer"],
+                                        lambda r: r.verdict == "wrong_answer"),
+        "followup_false_answer": _share([r for r in later if r.expected != "answer"],
+                                        lambda r: r.verdict == "false_answer"),
+        "standalone_misread": _share([r for r in later if r.standalone], lambda r: r.read_as_followup),
     }
 
 
@@ -91,6 +105,16 @@ def by_kind(results: Sequence[CaseResult]) -> dict[str, Any]:
     return report
 
 
+def followups(results: Sequence[CaseResult]) -> dict[str, Any]:
+    """The turns after the first, whole and split: those the case reads as follow-ups (`elliptical`), and the
+    questions of their own asked in the same thread (`standalone`)."""
+    later = [r for r in results if r.followup]
+    return {"all": group(later), "elliptical": group([r for r in later if not r.standalone]),
+            "standalone": {**group([r for r in later if r.standalone]),
+                           "read_as_followup": _share([r for r in later if r.standalone],
+                                                      lambda r: r.read_as_followup)}}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Report:
     results: tuple[CaseResult, ...]
@@ -104,9 +128,10 @@ class Report:
                 for r in self.results if r.reason]
 
     def as_dict(self) -> dict[str, Any]:
-        """The object `sourced eval --json` prints: the rates, then `cases`, `by_kind` and `failures`."""
+        """The object `sourced eval --json` prints: the rates, then `cases`, `by_kind`, `followups` and
+        `failures`."""
         return {**self.metrics, "cases": len(self.results), "by_kind": by_kind(self.results),
-                "failures": self.failures()}
+                "followups": followups(self.results), "failures": self.failures()}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,5 +1,7 @@
 """The evaluation runner: a fresh temporary database, the knowledge base ingested into it, and every case
-asked as its asker through the same orchestrator the bot uses, then scored."""
+asked as its asker through the same orchestrator the bot uses, then scored. A conversation's turns are asked
+one after the other in a thread of their own, through the same conversation service the bot uses (the turns
+kept in the database), unless `alone` asks every message without its thread, as before follow-ups."""
 
 import tempfile
 import time
@@ -9,13 +11,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from core.application.answerability import AnswerabilityModel
+from core.application.conversation import Conversations
 from core.application.orchestrator import Question
-from core.application.ports import AnswerModel
+from core.application.ports import AnswerModel, FollowUps
 from core.application.routing import KnownGap
 from core.bootstrap import Sourced, bootstrap
 from core.config import Settings, SourcedConfig
-from core.domain import Audience, Principal
-from core.eval.cases import Case
+from core.domain import Audience, Principal, Thread
+from core.eval.cases import Case, Conversation, Item
 from core.eval.report import Report
 from core.eval.scoring import CaseResult, DocumentInfo, EvidenceSummary, asker_view, score_case
 from core.retrieval.knowledge_base import load_knowledge_base
@@ -46,21 +49,50 @@ class EvalSession:
         view = asker_view(self.documents, audience, self.public_owners)
         return score_case(case, outcome, EvidenceSummary.of(evidence), view, latency_ms=latency_ms)
 
+    def score_item(self, item: Item, *, alone: bool = False) -> list[CaseResult]:
+        """A case's one result, or one per turn of a conversation."""
+        if isinstance(item, Case):
+            return [self.score(item)]
+        return self.score_conversation(item, alone=alone)
+
+    def score_conversation(self, conversation: Conversation, *, alone: bool = False) -> list[CaseResult]:
+        """Each turn asked after the ones before it, in one thread; `alone`: each read without the thread."""
+        principal = case_principal(conversation.case(1))
+        audience = Audience.only(principal)
+        view = asker_view(self.documents, audience, self.public_owners)
+        conversations = Conversations(orchestrator=self.sourced.orchestrator, turns=self.sourced.turns)
+        thread = Thread(workspace_id=None, channel_id=f"eval:{conversation.id}", thread_id="1")
+        results: list[CaseResult] = []
+        for number in range(1, len(conversation.turns) + 1):
+            case = conversation.case(number)
+            question = Question(text=case.question, principal=principal, audience=audience)
+            started = time.perf_counter()
+            outcome, evidence = (self.sourced.orchestrator.ask_with_evidence(question) if alone else
+                                 conversations.ask_with_evidence(question, thread=thread, message_id=str(number)))
+            latency_ms = (time.perf_counter() - started) * 1000
+            result = score_case(case, outcome, EvidenceSummary.of(evidence), view, latency_ms=latency_ms,
+                                asked_before=[turn.question for turn in conversation.turns[: number - 1]])
+            read_as_followup = evidence.reading is not None and evidence.reading.followup
+            results.append(replace(result, turn=number, standalone=conversation.standalone(number),
+                                   read_as_followup=read_as_followup))
+        return results
+
 
 @contextmanager
 def eval_session(*, kb: Path, config: SourcedConfig, known_gaps: tuple[KnownGap, ...],
                  progress: bool = False, model: AnswerModel | None = None,
-                 answerability: AnswerabilityModel | None = None, database: str | None = None
-                 ) -> Iterator[EvalSession]:
+                 answerability: AnswerabilityModel | None = None, database: str | None = None,
+                 followups: FollowUps | None = None) -> Iterator[EvalSession]:
     """`config` supplies roles, risk words and the default owner; `known_gaps` replaces its gaps; `model`
     replaces the one `SOURCED_MODEL` names; `answerability` replaces the shipped answerability fit (one being
-    measured). The database is a SQLite file in a temporary folder, or with `database` (a PostgreSQL URL) a
-    database created on that server for the run; either is removed on exit."""
+    measured); `followups` replaces the follow-up reader. The database is a SQLite file in a temporary folder,
+    or with `database` (a PostgreSQL URL) a database created on that server for the run; either is removed on
+    exit."""
     default_owner = (config.default_owner,) if config.default_owner else ()
     owners = tuple(gap.owner for gap in known_gaps) + default_owner
     with _fresh_database(database) as url:
         sourced = bootstrap(Settings(database_url=url), config=config, known_gaps=known_gaps, progress=progress,
-                            model=model, answerability=answerability)
+                            model=model, answerability=answerability, followups=followups)
         try:
             errors = tuple(f"{error.path}: {error.reason}" for error in sourced.ingestor.ingest(kb).errors)
             yield EvalSession(sourced=sourced, documents=knowledge_base_documents(kb), public_owners=owners,
@@ -69,11 +101,12 @@ def eval_session(*, kb: Path, config: SourcedConfig, known_gaps: tuple[KnownGap,
             sourced.engine.dispose()
 
 
-def run_evaluation(*, kb: Path, cases: Sequence[Case], config: SourcedConfig, known_gaps: tuple[KnownGap, ...],
-                   database: str | None = None) -> tuple[Report, tuple[str, ...]]:
-    """Every case scored, and the files that could not be ingested."""
+def run_evaluation(*, kb: Path, cases: Sequence[Item], config: SourcedConfig, known_gaps: tuple[KnownGap, ...],
+                   database: str | None = None, alone: bool = False) -> tuple[Report, tuple[str, ...]]:
+    """Every case and every turn of each conversation scored, and the files that could not be ingested."""
     with eval_session(kb=kb, config=config, known_gaps=known_gaps, database=database) as session:
-        return Report(results=tuple(map(session.score, cases))), session.ingest_errors
+        results = tuple(result for item in cases for result in session.score_item(item, alone=alone))
+        return Report(results=results), session.ingest_errors
 
 
 @contextmanager

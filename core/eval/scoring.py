@@ -12,6 +12,9 @@ Refusal cases (`not_in_corpus`, `not_permitted`, `not_answerable`, `ambiguous`) 
 Any case can leak: its reply cites, quotes or names a document the asker may not see.
 A refusal's closest passages are scored too: `closest_supported` when one lies in a `support` section (the
 refusal is then no dead end).
+A turn of a conversation is scored the same way; its result also says which turn it was, whether the case
+calls it a question of its own (`standalone`), and whether the pipeline read it as a follow-up. The reading a
+reply shows counts as shown text for the leak check.
 """
 
 from collections.abc import Iterable, Sequence
@@ -111,6 +114,17 @@ class CaseResult:
     latency_ms: float
     tags: tuple[str, ...]
     reason: str | None
+    turn: int = 1
+    """Which turn of its conversation (1 for a single case)."""
+    standalone: bool = False
+    """A later turn the case calls a question of its own."""
+    read_as_followup: bool = False
+    """The pipeline read it as a follow-up of the turns before it."""
+
+    @property
+    def followup(self) -> bool:
+        """A turn after the first of a conversation."""
+        return self.turn > 1
 
     @property
     def answered(self) -> bool:
@@ -126,7 +140,8 @@ class CaseResult:
 
 
 def score_case(case: Case, outcome: Outcome, evidence: EvidenceSummary, view: AskerView, *,
-               latency_ms: float) -> CaseResult:
+               latency_ms: float, asked_before: Sequence[str] = ()) -> CaseResult:
+    """`asked_before`: the questions of the earlier turns of its conversation, which the asker typed."""
     cited = [ChunkRef.of(citation.passage) for citation in outcome.citations] \
         if isinstance(outcome, Answered) else []
     if case.expect == "answer":
@@ -136,7 +151,7 @@ def score_case(case: Case, outcome: Outcome, evidence: EvidenceSummary, view: As
         kind_correct, owner_correct = outcome.kind == case.expect, _owner_correct(case, outcome)
         verdict, problems = _refusal_verdict(case, outcome, cited, owner_correct=owner_correct)
     closest = outcome.nearest if isinstance(outcome, Refused) else ()
-    leak = leak_reason(case.question, outcome, view)
+    leak = leak_reason(" ".join([*asked_before, case.question]), outcome, view)
     if leak:
         problems.append(f"leak: {leak}")
     return CaseResult(
@@ -203,17 +218,18 @@ def _describe_item(item: Alternatives) -> str:
 def leak_reason(question: str, outcome: Outcome, view: AskerView) -> str | None:
     """How the reply exposes a document the asker may not see, or None. Repeating a title the asker typed,
     or one a passage the asker may see already mentions, exposes nothing."""
+    shown = [outcome.text, *([outcome.reading] if outcome.reading else [])]
     if isinstance(outcome, Answered):
         passages: Sequence[Passage] = [citation.passage for citation in outcome.citations]
-        named = [outcome.text]
+        named = shown
     elif isinstance(outcome, Refused):
         passages = outcome.nearest
-        named = [outcome.text]
+        named = shown
         if outcome.owner in view.hidden_owners:
             return f"routes to {outcome.owner!r}, the owner of a hidden document"
     else:
         passages = ()
-        named = [outcome.text, *(f"{option.label} {option.refine}" for option in outcome.options)]
+        named = [*shown, *(f"{option.label} {option.refine}" for option in outcome.options)]
     exposed = sorted({passage.doc_id for passage in passages} & view.hidden_docs)
     if exposed:
         verb = "cites" if isinstance(outcome, Answered) else "quotes"

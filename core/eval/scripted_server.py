@@ -31,6 +31,8 @@ class ScriptedServer:
     def __init__(self, respond: Respond) -> None:
         self.respond = respond
         self.requests = 0
+        self.bodies: list[dict[str, Any]] = []
+        """Every request body, in order: what the client asked for (schema, temperature), not only the messages."""
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, name="scripted-model", daemon=True)
         self._thread.start()
@@ -59,6 +61,7 @@ class ScriptedServer:
             def do_POST(self) -> None:  # the name http.server dispatches to
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 server.requests += 1
+                server.bodies.append(body)
                 try:
                     content = server.respond(body.get("messages", []))
                 except ScriptedFailure as failure:

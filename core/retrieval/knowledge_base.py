@@ -299,12 +299,12 @@ def _read_text_file(path: Path, kind: Format, relative: Path) -> _Read:
     header, body = _split_front_matter(text)
     meta, ignored = _front_matter(header)
     words = without_module_lines(body)
+    body_line = len(text[: len(text) - len(body)].splitlines()) + 1  # as `instruction_lines` splits them
     if _notion_name(relative):
         structure, kind = read_notion_page(words), "notion"
     else:
-        structure = read_markdown(words)
-    return _Read(structure=structure, body=body, meta=meta, format=kind, ignored_keys=ignored,
-                 body_line=len(text[: len(text) - len(body)].splitlines()) + 1)  # as `instruction_lines` splits
+        structure = read_markdown(words, first_line=body_line)
+    return _Read(structure=structure, body=body, meta=meta, format=kind, ignored_keys=ignored, body_line=body_line)
 
 
 def _read_binary_file(path: Path, kind: Format) -> _Read:

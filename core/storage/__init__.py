@@ -15,6 +15,8 @@ from core.storage.database import (
 )
 from core.storage.repositories import (
     CLARIFICATION_TTL,
+    CONVERSATION_TTL,
+    ConversationTurns,
     FeedbackEntry,
     FeedbackLog,
     LabelledPair,
@@ -26,6 +28,8 @@ from core.storage.repositories import (
 
 __all__ = [
     "CLARIFICATION_TTL",
+    "CONVERSATION_TTL",
+    "ConversationTurns",
     "FeedbackEntry",
     "FeedbackLog",
     "LabelledPair",

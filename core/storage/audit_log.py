@@ -13,8 +13,8 @@ from typing import Any, cast
 from sqlalchemy import Engine, delete, select, update
 from sqlalchemy.orm import Session
 
-from core.application.audit import AnswerabilityNote, AuditRecord, CitedId, QuoteAnchor, ScoredId
-from core.domain import OutcomeKind, RiskLevel
+from core.application.audit import AnswerabilityNote, AuditRecord, CitedId, QuoteAnchor, ReadingNote, ScoredId
+from core.domain import Audience, OutcomeKind, Party, RiskLevel
 from core.storage.tables import AuditEventRow
 
 
@@ -68,6 +68,9 @@ def _to_row(record: AuditRecord) -> AuditEventRow:
         question_preview=record.question_preview,
         risk=record.risk,
         kind=record.kind,
+        presented_kind=record.presented_kind,
+        audience=None if record.audience is None else audience_json(record.audience),
+        shown=list(record.shown),
         retrieved=[{"chunk_id": item.chunk_id, "score": item.score} for item in record.retrieved],
         cited=[_cited_entry(item) for item in record.cited],
         claim_map=_claim_entries(record),
@@ -80,6 +83,9 @@ def _to_row(record: AuditRecord) -> AuditEventRow:
             "model_version": record.answerability.model_version, "reader": record.answerability.reader,
             "strongest": [{"feature": name, "contribution": value} for name, value in record.answerability.strongest],
         },
+        reading=None if record.reading is None else {
+            "by": record.reading.by, "followup": record.reading.followup, "sha256": record.reading.sha256,
+            "preview": record.reading.preview},
     )
 
 
@@ -103,6 +109,9 @@ def _from_row(row: AuditEventRow) -> AuditRecord:
         question_preview=row.question_preview,
         risk=cast(RiskLevel | None, row.risk),  # written from the same Literal types, read back as is
         kind=cast(OutcomeKind, row.kind),
+        shown_as=None if row.presented_kind == row.kind else cast(OutcomeKind, row.presented_kind),
+        audience=None if row.audience is None else audience_from_json(row.audience),
+        shown=tuple(row.shown or ()),
         retrieved=tuple(ScoredId(chunk_id=i["chunk_id"], score=float(i["score"])) for i in row.retrieved),
         cited=tuple(CitedId(chunk_id=i["chunk_id"], content_hash=i["content_hash"], heading=i.get("heading"),
                             page=i.get("page"), link=i.get("link")) for i in row.cited),
@@ -117,7 +126,21 @@ def _from_row(row: AuditEventRow) -> AuditRecord:
             model_version=str(row.answerability["model_version"]), reader=row.answerability.get("reader"),
             strongest=tuple((str(i["feature"]), float(i["contribution"])) for i in row.answerability["strongest"]),
         ),
+        reading=None if row.reading is None else ReadingNote(
+            by=str(row.reading["by"]), followup=bool(row.reading["followup"]), sha256=row.reading.get("sha256"),
+            preview=row.reading.get("preview")),
     )
+
+
+def audience_json(audience: Audience) -> dict[str, Any]:
+    return {"posted_in": audience.posted_in,
+            "parties": [{"roles": sorted(party.roles), "guest": party.is_guest} for party in audience.parties]}
+
+
+def audience_from_json(stored: dict[str, Any]) -> Audience:
+    return Audience(posted_in=stored.get("posted_in"),
+                    parties=tuple(Party(roles=frozenset(item["roles"]), is_guest=bool(item["guest"]))
+                                  for item in stored["parties"]))
 
 
 def _claim_entries(record: AuditRecord) -> list[dict[str, Any]]:

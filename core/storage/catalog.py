@@ -1,5 +1,8 @@
 """The `Catalog` and `ActivityLog` ports over the documents, audit and feedback tables.
 
+The activity counts decisions by the kind their replies presented, never the true kind: whoever reads the Home
+tab (any operator) learns nothing about hidden documents that the askers themselves did not.
+
 Both read whole tables into memory and filter or add up in Python: the audience check is the domain's own
 `is_visible`, the same rule retrieval applies, and a week of audit rows is small next to what one search reads.
 """
@@ -40,7 +43,7 @@ class SqlActivityLog:
         self._engine = engine
 
     def since(self, start: datetime) -> Activity:
-        decisions = (select(AuditEventRow.kind, AuditEventRow.latency_ms, AuditEventRow.retrieved)
+        decisions = (select(AuditEventRow.presented_kind, AuditEventRow.latency_ms, AuditEventRow.retrieved)
                      .where(AuditEventRow.at >= start))
         verdicts = (select(FeedbackRow.verdict, func.count()).where(FeedbackRow.at >= start)
                     .group_by(FeedbackRow.verdict))

@@ -1,25 +1,36 @@
-"""Small repositories for the bot's state: processed Slack events, feedback, pending clarifications.
+"""Small repositories for the bot's state: processed Slack events, feedback, pending clarifications, the turns
+of conversations.
 
 Each returns frozen values, never ORM rows, so callers cannot lazily hit the database after the session.
 Concurrency is settled by the database, not by locks in Python: several workers share these tables.
 """
 
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal, cast
 
-from sqlalchemy import Engine, delete, select, update
+from sqlalchemy import Engine, delete, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core.domain import ClarifyOption
-from core.storage.tables import AuditEventRow, FeedbackRow, PendingClarificationRow, ProcessedEventRow
+from core.application.audit import user_reference
+from core.domain import ClarifyOption, OutcomeKind, RecordedTurn, Thread, Turn
+from core.storage.tables import (
+    AuditEventRow,
+    ConversationTurnRow,
+    FeedbackRow,
+    PendingClarificationRow,
+    ProcessedEventRow,
+)
 
 Verdict = Literal["helpful", "not_helpful", "answered_it"]
 """`answered_it`: one of a refusal's closest passages answered the question (it names the chunk)."""
 CLARIFICATION_TTL: Final = timedelta(minutes=15)
+CONVERSATION_TTL: Final = timedelta(minutes=60)
+"""How long a turn's question is kept for follow-ups: a conversation in Slack rarely pauses longer, and a
+follow-up after that is read alone (the reply then shows no reading)."""
 
 
 def _now() -> datetime:
@@ -122,11 +133,14 @@ class FeedbackEntry:
 
 @dataclass(frozen=True, kw_only=True)
 class LabelledPair:
-    """One line of `sourced feedback export`: a question (by hash), a chunk, and what a reader said of it."""
+    """One line of `sourced feedback export`: a question (by hash), a chunk, what a reader said of it, and who
+    said it as a keyed hash (one person's many clicks can be weighed as one person's, by nobody who lacks the
+    key can tell whose)."""
 
     question_sha256: str
     chunk_id: str
     label: Verdict
+    reader: str
     question_preview: str | None = None
 
 
@@ -149,21 +163,26 @@ class FeedbackLog:
             return None
         return entry
 
-    def labelled_pairs(self, *, with_previews: bool = False) -> Iterator[LabelledPair]:
-        """(question, chunk, label) for refitting answerability, oldest first: the chunk a "this answered it"
-        names, and every chunk an answer rated helpful or not cited. The question is its hash; its redacted
-        preview only when the operator asks for it."""
-        statement = (select(FeedbackRow.verdict, FeedbackRow.chunk_id, AuditEventRow.question_sha256,
-                            AuditEventRow.question_preview, AuditEventRow.cited)
+    def labelled_pairs(self, *, reader_key: bytes, with_previews: bool = False,
+                       correlation_ids: Collection[str] | None = None) -> Iterator[LabelledPair]:
+        """(question, chunk, label, reader) for refitting answerability, oldest first: the chunk a "this
+        answered it" names, and every chunk an answer rated helpful or not cited. The question is its hash; its
+        redacted preview only when the operator asks for it; the reader an HMAC of their stored reference under
+        `reader_key`. `correlation_ids`: only these decisions' verdicts."""
+        statement = (select(FeedbackRow.verdict, FeedbackRow.chunk_id, FeedbackRow.user_ref,
+                            AuditEventRow.question_sha256, AuditEventRow.question_preview, AuditEventRow.cited)
                      .join(AuditEventRow, AuditEventRow.correlation_id == FeedbackRow.correlation_id)
                      .order_by(FeedbackRow.at, FeedbackRow.id))
+        if correlation_ids is not None:
+            statement = statement.where(FeedbackRow.correlation_id.in_(correlation_ids))
         with self._engine.connect() as connection:
             rows = connection.execute(statement).all()
-        for verdict, chunk_id, sha256, preview, cited in rows:
+        for verdict, chunk_id, user_ref, sha256, preview, cited in rows:
+            reader = user_reference(user_ref, reader_key)
             for rated in [chunk_id] if chunk_id else [item["chunk_id"] for item in cited]:
                 yield LabelledPair(question_sha256=sha256, chunk_id=rated,
                                    label=cast(Verdict, verdict),  # the CHECK constraint admits only these
-                                   question_preview=preview if with_previews else None)
+                                   reader=reader, question_preview=preview if with_previews else None)
 
     def for_correlation(self, correlation_id: str) -> list[FeedbackEntry]:
         """Every verdict on one reply, oldest first."""
@@ -189,6 +208,7 @@ class PendingClarification:
     options: tuple[ClarifyOption, ...]
     created_at: datetime
     expires_at: datetime
+    thread_ts: str | None = None
 
 
 class PendingClarifications:
@@ -199,15 +219,17 @@ class PendingClarifications:
 
     def save(self, *, question: str, user_id: str, channel_id: str | None,
              options: tuple[ClarifyOption, ...], now: datetime | None = None,
-             ttl: timedelta = CLARIFICATION_TTL, clarification_id: str | None = None) -> PendingClarification:
-        """Store a pending clarification; its id goes into the buttons' values."""
+             ttl: timedelta = CLARIFICATION_TTL, clarification_id: str | None = None,
+             thread_ts: str | None = None) -> PendingClarification:
+        """Store a pending clarification; its id goes into the buttons' values. `thread_ts`: the thread it
+        was asked in, whose next turn the chosen reading becomes."""
         created = now or _now()
         pending = PendingClarification(id=clarification_id or uuid.uuid4().hex, question=question,
                                        user_id=user_id, channel_id=channel_id, options=options,
-                                       created_at=created, expires_at=created + ttl)
+                                       created_at=created, expires_at=created + ttl, thread_ts=thread_ts)
         with Session(self._engine) as session, session.begin():
             session.add(PendingClarificationRow(
-                id=pending.id, question=pending.question, user_id=pending.user_id,
+                id=pending.id, question=pending.question, user_id=pending.user_id, thread_ts=pending.thread_ts,
                 channel_id=pending.channel_id, created_at=pending.created_at, expires_at=pending.expires_at,
                 options=[{"label": option.label, "refine": option.refine} for option in pending.options],
             ))
@@ -237,5 +259,56 @@ def _pending(row: PendingClarificationRow) -> PendingClarification:
     return PendingClarification(
         id=row.id, question=row.question, user_id=row.user_id, channel_id=row.channel_id,
         options=tuple(ClarifyOption(label=item["label"], refine=item["refine"]) for item in row.options),
-        created_at=row.created_at, expires_at=row.expires_at,
+        created_at=row.created_at, expires_at=row.expires_at, thread_ts=row.thread_ts,
     )
+
+
+class ConversationTurns:
+    """The `TurnStore` port in SQL: the recent turns of each thread, each forgotten `ttl` after it was asked.
+
+    A turn is found by its thread, and also by the message that asked it: in a direct message a person may
+    answer at the top level or in the thread of their own message, and both continue the conversation."""
+
+    def __init__(self, engine: Engine, *, ttl: timedelta = CONVERSATION_TTL) -> None:
+        self._engine = engine
+        self._ttl = ttl
+
+    @property
+    def keeps_turns(self) -> bool:
+        """False when the deployment keeps no conversation state (`SOURCED_CONVERSATION_TTL_MINUTES=0`)."""
+        return self._ttl > timedelta(0)
+
+    def record(self, thread: Thread, *, message_id: str, correlation_id: str, turn: Turn,
+               now: datetime | None = None) -> None:
+        if not self.keeps_turns or turn.kind is None:
+            return
+        created = now or _now()
+        self.purge_expired(created)
+        with Session(self._engine) as session, session.begin():
+            session.add(ConversationTurnRow(
+                workspace_id=thread.workspace_id, channel_id=thread.channel_id, thread_ts=thread.thread_id,
+                message_ts=message_id, correlation_id=correlation_id, question=turn.question, kind=turn.kind,
+                cited=list(turn.cited), created_at=created, expires_at=created + self._ttl))
+
+    def recent(self, thread: Thread, *, limit: int, now: datetime | None = None) -> list[RecordedTurn]:
+        if not self.keeps_turns or limit <= 0:
+            return []
+        row = ConversationTurnRow
+        in_thread = (row.thread_ts == thread.thread_id if not thread.thread_id
+                     else or_(row.thread_ts == thread.thread_id, row.message_ts == thread.thread_id))
+        same_workspace = (row.workspace_id.is_(None) if thread.workspace_id is None
+                          else row.workspace_id == thread.workspace_id)
+        statement = (select(row).where(row.channel_id == thread.channel_id, in_thread, same_workspace,
+                                       row.expires_at > (now or _now()))
+                     .order_by(row.id.desc()).limit(limit))
+        with Session(self._engine) as session:
+            found = [RecordedTurn(message_id=item.message_ts, turn=Turn(
+                question=item.question, kind=cast(OutcomeKind, item.kind),  # written from the same Literal
+                cited=tuple(item.cited))) for item in session.scalars(statement)]
+        return found[::-1]
+
+    def purge_expired(self, now: datetime | None = None) -> int:
+        """Delete every turn past its expiry, so raw questions do not outlive the conversation."""
+        expired = delete(ConversationTurnRow).where(ConversationTurnRow.expires_at <= (now or _now()))
+        with self._engine.begin() as connection:
+            return connection.execute(expired).rowcount

@@ -165,6 +165,13 @@ class AuditEventRow(Base):
     question_preview: Mapped[str] = mapped_column(Text)
     risk: Mapped[str | None] = mapped_column(String)
     kind: Mapped[str] = mapped_column(String)
+    """The true kind: `not_permitted` apart from `not_in_corpus`. Read by the audit commands alone."""
+    presented_kind: Mapped[str] = mapped_column(String)
+    """The kind the reply presented, which everything else (Home, metrics, exports) reads."""
+    audience: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    """Who the reply was for: `{"posted_in": channel or null, "parties": [{"roles": [...], "guest": bool}]}`."""
+    shown: Mapped[list[str] | None] = mapped_column(JSON)
+    """The chunk ids the reply showed (citations or closest passages)."""
     retrieved: Mapped[list[dict[str, Any]]]
     cited: Mapped[list[dict[str, Any]]]
     claim_map: Mapped[list[dict[str, Any]]]
@@ -173,6 +180,9 @@ class AuditEventRow(Base):
     latency_ms: Mapped[float] = mapped_column(Float)
     detail: Mapped[str | None] = mapped_column(Text)
     answerability: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    reading: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    """How a message with earlier turns was read (`ReadingNote`): its reader, and as a follow-up the standalone
+    question's hash and redacted preview."""
 
 
 class ProcessedEventRow(Base):
@@ -219,6 +229,32 @@ class PendingClarificationRow(Base):
     user_id: Mapped[str] = mapped_column(String)
     channel_id: Mapped[str | None] = mapped_column(String)
     options: Mapped[list[dict[str, Any]]]
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime] = mapped_column(index=True)
+    thread_ts: Mapped[str | None] = mapped_column(String)
+    """The thread the clarifying question was asked in: the chosen reading becomes a turn of it."""
+
+
+class ConversationTurnRow(Base):
+    """A turn of a thread: the question it was answered as, its presented outcome kind and cited chunk ids,
+    so that a follow-up can be read against it. The raw question lives here only until `expires_at`.
+
+    `thread_ts` is the thread the reply went to ("" for the top level of a direct message); `message_ts` the
+    asker's message, so a reply in the thread of a top-level message finds that message's turn."""
+
+    __tablename__ = "conversation_turns"
+    __table_args__ = (Index("ix_conversation_turns_channel_id_thread_ts", "channel_id", "thread_ts"),
+                      Index("ix_conversation_turns_channel_id_message_ts", "channel_id", "message_ts"))
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    workspace_id: Mapped[str | None] = mapped_column(String)
+    channel_id: Mapped[str] = mapped_column(String)
+    thread_ts: Mapped[str] = mapped_column(String)
+    message_ts: Mapped[str] = mapped_column(String)
+    correlation_id: Mapped[str] = mapped_column(String)
+    question: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(String)
+    cited: Mapped[list[str]]
     created_at: Mapped[datetime]
     expires_at: Mapped[datetime] = mapped_column(index=True)
 

@@ -13,7 +13,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import pytest
 
 from bot.app import SlackBot, create_bot
-from bot.http import wsgi_app
+from bot.http import metrics_app, wsgi_app
 from bot.settings import SlackSettings
 from bot.work import ReplyWorkers
 from core.bootstrap import Sourced, bootstrap
@@ -122,16 +122,19 @@ class Deployment:
     sourced: Sourced
     bot: SlackBot
     url: str
+    metrics_url: str
+    """`/metrics`, on its own loopback server as `sourced serve --http` gives it its own port."""
 
     def settle(self, timeout_s: float = 10.0) -> None:
         """Wait (bounded) until every submitted reply has finished."""
         assert self.bot.workers.wait_idle(timeout_s), "replies still running"
 
 
-def write_kb(root: Path, names: tuple[str, ...] | None = None) -> Path:
+def write_kb(root: Path, names: tuple[str, ...] | None = None, extra: dict[str, str] | None = None) -> Path:
+    """`DOCUMENTS` (those named, or all), and a test's own `extra` documents beside them."""
     root.mkdir(parents=True, exist_ok=True)
-    for name, text in DOCUMENTS.items():
-        if names is None or name in names:
+    for name, text in {**DOCUMENTS, **(extra or {})}.items():
+        if names is None or name in names or name in (extra or {}):
             (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
     return root
 
@@ -149,32 +152,40 @@ def deploy(tmp_path: Path, slack: FakeSlack) -> Iterator[Any]:
     stops: list[Any] = []
 
     def start(documents: tuple[str, ...] | None = None, name: str = "main", *, settings: Settings | None = None,
-              slack_settings: dict[str, Any] | None = None) -> Deployment:
-        """`settings`: the core's (audit mode, model, embedder); its database URL is replaced by this test's."""
+              slack_settings: dict[str, Any] | None = None, extra: dict[str, str] | None = None) -> Deployment:
+        """`settings`: the core's (audit mode, model, embedder); its database URL is replaced by this test's.
+        `extra`: documents of the test's own, ingested beside `DOCUMENTS`."""
         database_url = f"sqlite:///{tmp_path / name}.db"
         core = (settings.model_copy(update={"database_url": database_url}) if settings is not None
                 else Settings(database_url=database_url))
         sourced = bootstrap(core, config=CONFIG, progress=False)
-        report = sourced.ingestor.ingest(write_kb(tmp_path / f"kb-{name}", documents))
+        report = sourced.ingestor.ingest(write_kb(tmp_path / f"kb-{name}", documents, extra))
         assert not report.errors
         # no "still working" notice unless a test asks for one: a loaded machine must not change what is posted
         quiet = {"working_after_s": 60.0}
         settings_ = SlackSettings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=slack.api_url,
                                   **(quiet | (slack_settings or {})))
         bot = create_bot(sourced, settings_, workers=ReplyWorkers(workers=4))
-        server = make_server("127.0.0.1", 0, wsgi_app(bot.app), server_class=_ThreadingWSGIServer,
-                             handler_class=_QuietHandler)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        stops.append((server, bot, sourced))
-        return Deployment(sourced=sourced, bot=bot, url=f"http://127.0.0.1:{server.server_port}/slack/events")
+        server = serving(wsgi_app(bot.app))
+        metrics = serving(metrics_app(settings_.metrics_bearer("127.0.0.1")))
+        stops.append(([server, metrics], bot, sourced))
+        return Deployment(sourced=sourced, bot=bot, url=f"http://127.0.0.1:{server.server_port}/slack/events",
+                          metrics_url=f"http://127.0.0.1:{metrics.server_port}/metrics")
 
     yield start
-    for server, bot, sourced in stops:
-        server.shutdown()
-        server.server_close()
+    for servers, bot, sourced in stops:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
         bot.close()
         sourced.engine.dispose()
+
+
+def serving(application: Any) -> WSGIServer:
+    """A threaded WSGI server on a free loopback port, serving until the test ends."""
+    server = make_server("127.0.0.1", 0, application, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
 
 
 @pytest.fixture

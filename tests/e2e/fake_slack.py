@@ -177,6 +177,12 @@ class FakeSlack:
                                   "text": params.get("text", ""), "blocks": params.get("blocks", []),
                                   "metadata": params.get("metadata")})
 
+    def say(self, text: str, *, user: str, channel: str, ts: str, thread_ts: str | None = None) -> None:
+        """A person's message, as Slack keeps it: `conversations.replies` returns it with the bot's."""
+        with self._lock:
+            self.messages.append({"type": "message", "user": user, "ts": ts, "channel": channel,
+                                  "thread_ts": thread_ts, "text": text})
+
     def _auth_test(self, _params: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "user_id": BOT_USER, "bot_id": "B0BOT", "team_id": TEAM, "team": "Northwind",
                 "user": "sourced", "url": "https://northwind.slack.com/"}
@@ -228,10 +234,13 @@ class FakeSlack:
         return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
 
     def _conversations_replies(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The thread's messages, its first included, oldest first; `latest` bounds them as Slack does."""
+        latest = float(params["latest"]) if params.get("latest") else None
         with self._lock:
             thread = [dict(message) for message in self.messages if message["channel"] == params.get("channel")
-                      and params.get("ts") in (message["thread_ts"], message["ts"])]
-        return {"ok": True, "messages": thread, "has_more": False}
+                      and params.get("ts") in (message["thread_ts"], message["ts"])
+                      and (latest is None or float(message["ts"]) < latest)]
+        return {"ok": True, "messages": sorted(thread, key=lambda message: float(message["ts"])), "has_more": False}
 
     def _assistant_threads_setStatus(self, _params: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True}

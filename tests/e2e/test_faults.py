@@ -67,8 +67,7 @@ def ask(bot: Deployment, slack: FakeSlack, text: str = REFUND_QUESTION, *, name:
 
 def metric(bot: Deployment, name: str) -> float:
     """A counter as `/metrics` (the served endpoint) reports it; 0 before its first increment."""
-    base = bot.url.removesuffix("/slack/events")
-    with urllib.request.urlopen(base + "/metrics", timeout=5) as response:
+    with urllib.request.urlopen(bot.metrics_url, timeout=5) as response:
         exposition = response.read().decode()
     found = re.search(rf"^{re.escape(name)} (\S+)$", exposition, re.MULTILINE)
     return float(found.group(1)) if found else 0.0

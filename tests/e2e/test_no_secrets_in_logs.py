@@ -5,12 +5,16 @@ OpenAI-compatible model with an API key (a scripted server on loopback). Everyth
 DEBUG, tracebacks formatted), everything written to stdout and stderr, and every row of every table is then
 searched for the token, the secret, the key and the questions as typed. Each question ends in a word of its own
 that the audit preview (a prefix) never reaches, so finding that word anywhere means the question leaked.
+The one place a question may be at rest is the short-lived state of conversations (DESIGN section 3): its
+turns are checked apart, to expire within their time to live, to hold no card number, and to be gone after the
+purge.
 """
 
 import json
 import logging
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -28,6 +32,7 @@ from bot.work import ReplyWorkers
 from core.bootstrap import bootstrap
 from core.config import Settings
 from core.eval.scripted_server import ScriptedServer
+from core.storage.tables import ConversationTurnRow
 from tests.e2e.conftest import CONFIG, _QuietHandler, _ThreadingWSGIServer, workspace, write_kb
 from tests.e2e.fake_slack import FakeSlack, dm_payload, mention_payload, post, sign
 
@@ -150,8 +155,7 @@ def test_no_secret_and_no_question_reaches_the_logs_the_console_or_the_database(
         bot.close()
         slack.stop()
 
-    rows = _every_row(sourced.engine)
-    sourced.engine.dispose()
+    rows = _expire_the_turns(sourced, ttl=timedelta(minutes=settings.conversation_ttl_minutes))
     console = capfd.readouterr()
     places = {"logs": "\n".join(everything_logged.lines), "stdout": console.out, "stderr": console.err,
               "database": rows}
@@ -178,14 +182,31 @@ def _click(url: str, slack: FakeSlack, button: dict[str, Any], signed: Any) -> N
     assert post(url, body, content_type="application/x-www-form-urlencoded", headers=signed(body)).status == 200
 
 
-def _every_row(engine: Any) -> str:
-    """Every row of every table, as text."""
+def _expire_the_turns(sourced: Any, *, ttl: timedelta) -> str:
+    """The conversations' turns hold the questions as answered, masked, for `ttl`; after it, nothing. Returns
+    every row left, and closes the database."""
+    kept = _every_row(sourced.engine, only="conversation_turns")
+    assert "4111 1111 1111 1111" not in kept and "[card]" in kept  # the turn keeps the topic, masked
+    with sourced.engine.connect() as connection:
+        lifetimes = {expires - created for created, expires in connection.execute(
+            select(ConversationTurnRow.created_at, ConversationTurnRow.expires_at))}
+    assert lifetimes == {ttl}
+    assert sourced.turns.purge_expired(datetime.now(UTC) + ttl) > 0
+    assert _every_row(sourced.engine, only="conversation_turns") == ""
+    rows = _every_row(sourced.engine)
+    sourced.engine.dispose()
+    return rows
+
+
+def _every_row(engine: Any, *, only: str | None = None) -> str:
+    """Every row of every table (or of the one named), as text."""
     metadata = MetaData()
     metadata.reflect(engine)
     dumped: list[str] = []
     with engine.connect() as connection:
         for table in metadata.sorted_tables:
-            dumped += [f"{table.name}: {tuple(row)!r}" for row in connection.execute(select(table))]
+            if only is None or table.name == only:
+                dumped += [f"{table.name}: {tuple(row)!r}" for row in connection.execute(select(table))]
     return "\n".join(dumped)
 
 

@@ -7,8 +7,11 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -36,7 +39,10 @@ def environment(tmp_path: Path, slack: FakeSlack, **overrides: str) -> dict[str,
     env = {key: value for key, value in os.environ.items() if not key.startswith(("SLACK_", "SOURCED_"))}
     env |= {"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
             "SOURCED_SLACK_API_URL": slack.api_url, "SOURCED_DATABASE_URL": database_url,
-            "SOURCED_CONFIG": str(tmp_path / "sourced.yml"), "PYTHONPATH": str(ROOT)}
+            "SOURCED_CONFIG": str(tmp_path / "sourced.yml"), "PYTHONPATH": str(ROOT),
+            "SOURCED_METRICS_PORT": str(free_port()),  # never the default: other servers may be running here
+            # no "still working" notice: a cold worker on a loaded machine must not change what is posted
+            "SOURCED_SLACK_WORKING_AFTER_S": "60"}
     return env | overrides
 
 
@@ -58,31 +64,78 @@ def wait_healthy(url: str, server: subprocess.Popen[str], timeout_s: float = 30.
     raise AssertionError(f"not healthy within {timeout_s}s")
 
 
-@pytest.fixture
-def served(tmp_path: Path, slack: FakeSlack) -> Iterator[str]:
+@dataclass(frozen=True)
+class Served:
+    url: str
+    metrics_url: str
+
+
+@contextmanager
+def serving(env: dict[str, str], cwd: Path, *args: str) -> Iterator[Served]:
     port = free_port()
-    server = serve(environment(tmp_path, slack), tmp_path, "--http", "--host", "127.0.0.1",
-                   "--port", str(port), "--workers", "2")
+    server = serve(env, cwd, "--http", "--host", "127.0.0.1", "--port", str(port), "--workers", "2", *args)
     try:
         wait_healthy(f"http://127.0.0.1:{port}/healthz", server)
-        yield f"http://127.0.0.1:{port}"
+        yield Served(url=f"http://127.0.0.1:{port}",
+                     metrics_url=f"http://127.0.0.1:{env['SOURCED_METRICS_PORT']}/metrics")
     finally:
         server.terminate()
         server.wait(timeout=30)
 
 
-def test_the_served_app_answers_a_signed_mention_once_and_rejects_a_forged_one(served: str,
+@pytest.fixture
+def served(tmp_path: Path, slack: FakeSlack) -> Iterator[Served]:
+    with serving(environment(tmp_path, slack), tmp_path) as running:
+        yield running
+
+
+def scrape(url: str, token: str | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def test_the_served_app_answers_a_signed_mention_once_and_rejects_a_forged_one(served: Served,
                                                                                slack: FakeSlack) -> None:
     payload = mention_payload("How many days do customers have to return items for a refund?", user="UBOB",
                               channel="CPUBLIC")
-    forged = send_event(served + "/slack/events", payload, headers=lambda body: sign(body, secret="wrong"))
+    forged = send_event(served.url + "/slack/events", payload, headers=lambda body: sign(body, secret="wrong"))
     assert forged.status == 401
-    assert send_event(served + "/slack/events", payload).status == 200
-    assert send_event(served + "/slack/events", payload, retry=1).status == 200
+    assert send_event(served.url + "/slack/events", payload).status == 200
+    assert send_event(served.url + "/slack/events", payload, retry=1).status == 200
     [posted] = slack.wait_for("chat.postMessage")
     assert "30 days" in str(posted["blocks"])
-    with urllib.request.urlopen(served + "/metrics", timeout=5) as metrics:
-        assert "sourced_slack_ack_seconds" in metrics.read().decode()
+
+
+def test_metrics_are_served_on_their_own_loopback_port_and_not_on_the_port_slack_reaches(served: Served) -> None:
+    status, exposition = scrape(served.metrics_url)
+    assert status == 200 and "sourced_slack_ack_seconds" in exposition
+    assert scrape(served.url + "/metrics")[0] == 404
+    host_says_metrics = urllib.request.Request(served.url + "/metrics",  # the Host header chooses nothing
+                                               headers={"Host": served.metrics_url.split("/")[2]})
+    with pytest.raises(urllib.error.HTTPError, match="404"):
+        urllib.request.urlopen(host_says_metrics, timeout=5)
+
+
+def test_metrics_behind_a_token_need_it_as_a_bearer_token(tmp_path: Path, slack: FakeSlack) -> None:
+    with serving(environment(tmp_path, slack, SOURCED_METRICS_TOKEN="s3cret-scraper"), tmp_path) as running:
+        assert scrape(running.metrics_url)[0] == 401
+        assert scrape(running.metrics_url, token="wrong")[0] == 401
+        status, exposition = scrape(running.metrics_url, token="s3cret-scraper")
+        assert status == 200 and "sourced_outcomes_total" in exposition
+
+
+def test_metrics_beyond_loopback_without_a_token_stop_the_start_with_one_line(tmp_path: Path,
+                                                                               slack: FakeSlack) -> None:
+    server = serve(environment(tmp_path, slack), tmp_path, "--http", "--port", str(free_port()),
+                   "--metrics-host", "0.0.0.0")
+    _, stderr = server.communicate(timeout=60)
+    assert server.returncode == 2
+    [line] = stderr.strip().splitlines()
+    assert line.startswith("sourced serve: /metrics would listen on 0.0.0.0, beyond loopback, without a token")
 
 
 def test_the_bot_says_at_start_which_retrieval_and_models_answer_and_why(tmp_path: Path, slack: FakeSlack) -> None:

@@ -232,7 +232,7 @@ def test_a_generative_answer_streams_start_append_stop_with_the_citations_in_the
     [start] = slack.sent("chat.startStream")
     assert start["recipient_user_id"] == "UBOB" and start["thread_ts"] == "1700000105.000100"
     prose = "".join(chunk["text"] for call in [start, *slack.sent("chat.appendStream")] for chunk in call["chunks"])
-    assert prose == "Customers may return items within 30 days of delivery for a full refund. [1]"
+    assert prose == "Customers may return items within 30 days of delivery for a full refund. \\[1\\]"  # Markdown
     [stop] = slack.sent("chat.stopStream")
     assert "*Refund Policy*" in texts(stop) and "*Sources*" in texts(stop)
     assert slack.sent("chat.postMessage") == [] and slack.sent("chat.update") == []

@@ -239,17 +239,26 @@ def test_the_passage_button_shows_the_cited_passage_to_the_clicker(northwind: De
     assert shown["response_type"] == "ephemeral" and shown["replace_original"] is False
 
 
-def test_feedback_is_stored_against_the_correlation_id_and_the_message_says_thanks(northwind: Deployment,
-                                                                                  slack: FakeSlack) -> None:
+def test_feedback_is_stored_against_the_correlation_id_and_the_clicker_is_thanked(northwind: Deployment,
+                                                                                 slack: FakeSlack) -> None:
     posted = mention(northwind, slack, REFUND_QUESTION, user="UBOB")
     helpful = button(posted, Action.HELPFUL)
     click(northwind, slack, helpful, user="UBOB", name="feedback",
           message={"blocks": posted["blocks"], "text": posted["text"]})
-    updated = slack.wait_for("chat.update")[0]
-    assert blocks.THANKS in texts(updated)
-    assert Action.HELPFUL not in json.dumps(updated["blocks"])
+    thanks = slack.wait_for("response/feedback")[0]
+    assert blocks.THANKS in texts(thanks) and thanks["response_type"] == "ephemeral"
     [entry] = northwind.sourced.feedback.for_correlation(helpful["value"])
     assert entry.verdict == "helpful" and entry.user_ref == "UBOB"
+
+
+def test_feedback_on_a_private_reply_replaces_its_buttons_with_the_thanks(northwind: Deployment,
+                                                                          slack: FakeSlack) -> None:
+    reply = ask(northwind, slack, REFUND_QUESTION, user="UBOB")
+    click(northwind, slack, button(reply, Action.HELPFUL), user="UBOB", name="feedback", ephemeral=True,
+          message={"blocks": reply["blocks"], "text": reply["text"]})
+    replaced = slack.wait_for("response/feedback")[0]
+    assert replaced["replace_original"] is True and blocks.THANKS in texts(replaced)
+    assert Action.HELPFUL not in json.dumps(replaced["blocks"]) and "30 days" in texts(replaced)
 
 
 HOTEL_QUESTION = "What is the hotel limit per night when travelling?"
@@ -272,7 +281,7 @@ def test_a_refusal_shows_the_closest_passages_and_this_answered_it_is_stored_wit
     assert named is not None
     click(northwind, slack, pressed, user="UALICE", name="answered",  # another reader of the channel
           message={"blocks": posted["blocks"], "text": posted["text"]})
-    assert blocks.THANKS in texts(slack.wait_for("chat.update")[0])
+    assert blocks.THANKS in texts(slack.wait_for("response/answered")[0])
     assert feedback_rows(northwind) == [(named.correlation_id, "UALICE", "answered_it", named.chunk_id)]
 
 
@@ -367,11 +376,11 @@ def test_a_clarification_can_be_answered_once_and_a_forged_button_is_refused(nor
 
 # -- the HTTP surface -----------------------------------------------------------------------------------
 
-def test_health_and_metrics_are_served_beside_the_events(northwind: Deployment) -> None:
+def test_health_is_served_beside_the_events_and_metrics_on_their_own_port(northwind: Deployment) -> None:
     base = northwind.url.removesuffix("/slack/events")
     with urllib.request.urlopen(base + "/healthz", timeout=5) as health:
         assert json.loads(health.read())["status"] == "ok"
-    with urllib.request.urlopen(base + "/metrics", timeout=5) as metrics:
+    with urllib.request.urlopen(northwind.metrics_url, timeout=5) as metrics:
         assert "sourced_slack_ack_seconds" in metrics.read().decode()
 
 

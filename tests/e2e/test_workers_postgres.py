@@ -60,8 +60,8 @@ def start_worker(env: dict[str, str], folder: Path, name: str) -> Worker:
     port = free_port()
     log = (folder / f"{name}.log").open("wb")
     process = subprocess.Popen([sys.executable, "-m", "bot.cli", "serve", "--http", "--host", "127.0.0.1", "--port",
-                                str(port), "--workers", "1", "--threads", "4"], env=env, cwd=folder,
-                               stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                                str(port), "--workers", "1", "--threads", "4", "--metrics-port", "0"], env=env,
+                               cwd=folder, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     return Worker(url=f"http://127.0.0.1:{port}", process=process)
 
 

@@ -6,11 +6,9 @@ ignored. Nothing else is posted."""
 
 import itertools
 import json
-import threading
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
-from wsgiref.simple_server import make_server
 
 import pytest
 from hypothesis import given, settings
@@ -26,7 +24,7 @@ from core.application import refusals
 from core.application.shape import invalid_reason, visible_text
 from core.bootstrap import bootstrap
 from core.config import Settings
-from tests.e2e.conftest import CONFIG, Deployment, _QuietHandler, _ThreadingWSGIServer, workspace, write_kb
+from tests.e2e.conftest import CONFIG, Deployment, serving, workspace, write_kb
 from tests.e2e.fake_slack import (
     BOT_TOKEN,
     BOT_USER,
@@ -93,12 +91,9 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bench]:
     assert not sourced.ingestor.ingest(write_kb(folder / "kb")).errors
     settings_ = SlackSettings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=slack.api_url)
     bot = create_bot(sourced, settings_, workers=ReplyWorkers(workers=2))
-    server = make_server("127.0.0.1", 0, wsgi_app(bot.app), server_class=_ThreadingWSGIServer,
-                         handler_class=_QuietHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = serving(wsgi_app(bot.app))
     url = f"http://127.0.0.1:{server.server_port}/slack/events"
-    yield Bench(Deployment(sourced=sourced, bot=bot, url=url), slack)
+    yield Bench(Deployment(sourced=sourced, bot=bot, url=url, metrics_url=""), slack)  # no metrics read here
     server.shutdown()
     server.server_close()
     bot.close()

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
+from core.bootstrap import build_index
 from core.domain import Audience, Party
 from core.retrieval import Ingestor, SqliteIndex
 from core.retrieval.ingest import IngestReport
@@ -175,3 +176,26 @@ def test_the_progress_bar_leaves_stdout_alone(sqlite_engine: Engine, kb: Path,
     report = Ingestor(sqlite_engine, progress=True).ingest(kb)
     assert report.added
     assert capsys.readouterr().out == ""
+
+
+def test_documents_cut_by_another_chunker_are_chunked_again_once(engine: Engine, kb: Path) -> None:
+    ingest(engine, kb)
+    with engine.begin() as connection:  # as an install whose chunks an older chunker cut (migrated rows: NULL)
+        connection.execute(text("UPDATE documents SET chunker = NULL WHERE doc_id = 'meals'"))
+    again = ingest(engine, kb)
+    assert (again.updated, again.unchanged) == (("meals",), ("hotels", "policies/leave"))
+    assert ingest(engine, kb).unchanged == ("hotels", "meals", "policies/leave")
+
+
+def test_a_chunk_keeps_its_link_targets_beside_its_words(engine: Engine, tmp_path: Path) -> None:
+    root = tmp_path / "linked"
+    root.mkdir()
+    (root / "visas.md").write_text("---\nid: visas\nurl: https://wiki.example.com/travel/visas\n---\n# Visas\n\n"
+                                   "## Applying\n\nApply on the [government portal](https://www.example.gov/apply"
+                                   "?form=20%20B) or read the [checklist](checklist), six weeks ahead.\n")
+    ingest(engine, root)
+    (found,) = build_index(engine, None).search("government portal visa", audience=STAFF, limit=1)
+    assert found.text == "Apply on the government portal or read the checklist, six weeks ahead."
+    assert [(found.text[link.start:link.end], link.target) for link in found.passage.links] == [
+        ("government portal", "https://www.example.gov/apply?form=20%20B"),
+        ("checklist", "https://wiki.example.com/travel/checklist")]

@@ -10,7 +10,7 @@ from threading import Barrier
 
 from sqlalchemy import Engine
 
-from core.application.audit import AuditRecord, CitedId, ScoredId, question_preview, question_sha256
+from core.application.audit import AuditRecord, CitedId, ScoredId, question_preview, question_sha256, user_reference
 from core.domain import ClarifyOption
 from core.storage import (
     FeedbackLog,
@@ -100,15 +100,22 @@ def rated(engine: Engine) -> FeedbackLog:
     return feedback
 
 
-def test_feedback_exports_as_question_hash_chunk_and_label_without_the_question(engine: Engine) -> None:
-    pairs = list(rated(engine).labelled_pairs())
+KEY = b"export-key"
+
+
+def test_feedback_exports_as_question_hash_chunk_label_and_keyed_reader_without_the_question(engine: Engine) -> None:
+    pairs = list(rated(engine).labelled_pairs(reader_key=KEY))
     assert pairs == [
-        LabelledPair(question_sha256=question_sha256(QUESTION), chunk_id="leave#carry-over", label="answered_it"),
-        LabelledPair(question_sha256=question_sha256(QUESTION), chunk_id="leave#sick", label="helpful")]
+        LabelledPair(question_sha256=question_sha256(QUESTION), chunk_id="leave#carry-over", label="answered_it",
+                     reader=user_reference("U1", KEY)),
+        LabelledPair(question_sha256=question_sha256(QUESTION), chunk_id="leave#sick", label="helpful",
+                     reader=user_reference("U2", KEY))]
+    assert all(pair.reader.startswith("h:") for pair in pairs)
 
 
 def test_the_export_carries_the_redacted_preview_only_when_asked(engine: Engine) -> None:
-    previews = {pair.question_preview for pair in rated(engine).labelled_pairs(with_previews=True)}
+    previews = {pair.question_preview for pair in rated(engine).labelled_pairs(reader_key=KEY,
+                                                                                with_previews=True)}
     assert previews == {question_preview(QUESTION)}
     assert all("example.com" not in preview for preview in previews if preview)
 
@@ -123,12 +130,30 @@ def test_sourced_feedback_export_writes_one_json_line_per_pair(tmp_path: Path) -
     done = subprocess.run([sys.executable, "-m", "bot.cli", "feedback", "export", "--output", str(out)],
                           cwd=ROOT, text=True, capture_output=True, timeout=120, check=False,
                           env={"SOURCED_DATABASE_URL": database_url, "SOURCED_EMBEDDER": "none",
-                               "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+                               "SOURCED_FEEDBACK_EXPORT_KEY": KEY.decode(), "PATH": "/usr/bin:/bin",
+                               "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert lines == [{"question_sha256": question_sha256(QUESTION), "chunk_id": "leave#carry-over",
-                      "label": "answered_it"},
-                     {"question_sha256": question_sha256(QUESTION), "chunk_id": "leave#sick", "label": "helpful"}]
+                      "label": "answered_it", "reader": user_reference("U1", KEY)},
+                     {"question_sha256": question_sha256(QUESTION), "chunk_id": "leave#sick", "label": "helpful",
+                      "reader": user_reference("U2", KEY)}]
+
+
+def test_without_a_configured_key_each_export_hashes_readers_with_a_key_of_its_own(tmp_path: Path) -> None:
+    database_url = f"sqlite:///{tmp_path / 'sourced.db'}"
+    engine = make_engine(database_url)
+    migrate(engine)
+    rated(engine)
+    engine.dispose()
+    exports = [subprocess.run([sys.executable, "-m", "bot.cli", "feedback", "export"], cwd=ROOT, text=True,
+                              capture_output=True, timeout=120, check=True,
+                              env={"SOURCED_DATABASE_URL": database_url, "SOURCED_EMBEDDER": "none",
+                                   "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}) for _ in range(2)]
+    readers = [[json.loads(line)["reader"] for line in done.stdout.splitlines()] for done in exports]
+    assert "SOURCED_FEEDBACK_EXPORT_KEY" in exports[0].stderr
+    assert len(set(readers[0])) == 2 and not {"U1", "U2"} & set(readers[0])
+    assert not set(readers[0]) & set(readers[1])
 
 
 def test_a_pending_clarification_is_taken_once_before_it_expires(engine: Engine) -> None:

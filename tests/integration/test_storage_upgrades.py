@@ -131,3 +131,37 @@ def test_downgrading_to_the_previous_revision_and_back_works(database_url: str) 
         assert current_revision(engine) == head_revision()
     finally:
         engine.dispose()
+
+
+def test_decisions_stored_before_presented_kinds_present_as_the_refusal_absence_would_have_given(
+        database_url: str) -> None:
+    engine = make_engine(database_url)
+    sqlite = engine.dialect.name == "sqlite"
+    decisions = {  # correlation id: (true kind, detail, retrieved)
+        "absent": ("not_in_corpus", None, "[]"),
+        "hidden": ("not_permitted", None, "[]"),
+        "hidden-self-refusal": ("not_permitted", "model reported found=false", '[{"chunk_id": "a", "score": 0.4}]'),
+        "hidden-weak": ("not_permitted", "no statement answers", '[{"chunk_id": "a", "score": 0.1}]'),
+        "hidden-strong": ("not_permitted", "no statement answers", '[{"chunk_id": "a", "score": 0.5}]'),
+    }
+    try:
+        upgrade_to(engine, "0005_feedback_on_closest")
+        with engine.begin() as connection:
+            for correlation_id, (kind, detail, retrieved) in decisions.items():
+                connection.execute(text(
+                    "INSERT INTO audit_events (correlation_id, at, user_ref, question_sha256, question_preview, "
+                    "kind, retrieved, cited, claim_map, latency_ms, detail) VALUES (:id, :at, 'U1', :sha, 'q…', "
+                    ":kind, :retrieved, '[]', '[]', 1.0, :detail)"),
+                    {"id": correlation_id, "at": NOW.replace(tzinfo=None) if sqlite else NOW, "sha": "2" * 64,
+                     "kind": kind, "retrieved": retrieved, "detail": detail})
+        migrate(engine)
+        with engine.connect() as connection:
+            presented = dict(connection.execute(text(
+                "SELECT correlation_id, presented_kind FROM audit_events WHERE audience IS NULL")).all())
+        assert presented == {"absent": "not_in_corpus", "hidden": "not_in_corpus",
+                             "hidden-self-refusal": "model_self_refusal", "hidden-weak": "not_retrieved",
+                             "hidden-strong": "not_in_corpus"}
+        downgrade_to(engine, "0005_feedback_on_closest")
+        assert "presented_kind" not in {column["name"] for column in inspect(engine).get_columns("audit_events")}
+    finally:
+        engine.dispose()

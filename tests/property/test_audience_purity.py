@@ -1,12 +1,15 @@
-"""A restricted document changes nothing others see (issue 13): a reply is a function of what its audience may see.
+"""A restricted document changes nothing others see (issues 13 and 31): a reply, and everything read after it, is
+a function of what its audience may see.
 
 On generated knowledge bases with restricted documents (sharing words, titles and dates with the permitted ones),
 random questions (words of restricted and of permitted documents, made-up names, question words) asked by random
 audiences get the same reply, Slack blocks and `ask --json` view (without the correlation id and the true kind,
 which only the audit may tell apart), as on a copy of the knowledge base without the documents the audience may
-not see. The model is drawn too: the default extractive one, or a generative model of ours (the answerability
-gate then stands after it) that abstains, cites an id nobody retrieved, or writes no JSON, so every refusal
-kind's closest passages are compared.
+not see; and an operator with the asker's roles reads the same Home tab, a scrape the same moved metrics, the
+feedback export the same pairs after the readers' clicks, the log the same lines at INFO
+(`benchmarks.restricted_absence.everything_read`). The model is drawn too: the default extractive one, or a
+generative model of ours (the answerability gate then stands after it) that abstains, cites an id nobody
+retrieved, or writes no JSON, so every refusal kind's closest passages are compared.
 
 Speed: the knowledge bases are generated once per module, and each distinct set of visible documents is ingested
 once (a handful per knowledge base), by one embedder that embeds each text once; hypothesis then varies the
@@ -32,11 +35,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.restricted_absence import CORRELATION_ID, first_difference, what_the_audience_gets
+from benchmarks.restricted_absence import CORRELATION_ID, Observed, everything_read, first_difference, observed
 from core.application.orchestrator import Question
 from core.application.ports import AnswerModel, GenerationRequest
 from core.application.routing import KnownGap
-from core.bootstrap import Sourced, bootstrap
+from core.bootstrap import bootstrap
 from core.config import Settings, SourcedConfig
 from core.domain import Audience, Party, Principal
 from core.retrieval.embeddings import EmbedderUnavailable, MiniLmEmbedder, as_matrix
@@ -175,11 +178,11 @@ class Deployments:
         self._folder = folder
         self._database = database
         self._embedder = embedder
-        self._built: dict[tuple[int, frozenset[str]], Sourced] = {}
-        self._with_model: dict[tuple[int, frozenset[str], str], Sourced] = {}
+        self._built: dict[tuple[int, frozenset[str]], Observed] = {}
+        self._with_model: dict[tuple[int, frozenset[str], str], Observed] = {}
 
     def for_documents(self, kb: int, root: Path, role_sets: Sequence[frozenset[str]] | None,
-                      model: AnswerModel | None = None) -> Sourced:
+                      model: AnswerModel | None = None) -> Observed:
         documents = frozenset(d.doc_id for d in load_knowledge_base(root).documents
                               if role_sets is None or all(d.audience & roles for roles in role_sets))
         key = (kb, documents)
@@ -187,30 +190,30 @@ class Deployments:
             name = f"kb{kb}-{len(self._built)}"
             folder = self._folder / name
             source = root if role_sets is None else visible_copy(root, folder / "kb", role_sets)
-            sourced = self._application(self._database(folder))
-            assert not sourced.ingestor.ingest(source).errors
-            self._built[key] = sourced
+            deployment = self._application(self._database(folder))
+            assert not deployment.sourced.ingestor.ingest(source).errors
+            self._built[key] = deployment
         if model is None:
             return self._built[key]
         variant = (*key, model.name)
         if variant not in self._with_model:  # the same database, already ingested
-            url = self._built[key].engine.url.render_as_string(hide_password=False)
+            url = self._built[key].sourced.engine.url.render_as_string(hide_password=False)
             self._with_model[variant] = self._application(url, model)
         return self._with_model[variant]
 
-    def _application(self, database_url: str, model: AnswerModel | None = None) -> Sourced:
-        return bootstrap(Settings(database_url=database_url), config=SourcedConfig(default_owner=DEFAULT_OWNER),
-                         known_gaps=(GAP,), progress=False, embedder=self._embedder, model=model)
+    def _application(self, database_url: str, model: AnswerModel | None = None) -> Observed:
+        return observed(lambda metrics: bootstrap(
+            Settings(database_url=database_url), config=SourcedConfig(default_owner=DEFAULT_OWNER),
+            known_gaps=(GAP,), progress=False, embedder=self._embedder, model=model, metrics=metrics))
 
     def release_connections(self) -> None:
         """Close every pooled connection: with a deployment per visible set and model, idle pools would
         otherwise exceed PostgreSQL's connection limit. Each reconnects at its next question."""
-        for sourced in [*self._built.values(), *self._with_model.values()]:
-            sourced.engine.dispose()
+        for deployment in [*self._built.values(), *self._with_model.values()]:
+            deployment.sourced.engine.dispose()
 
     def close(self) -> None:
-        for sourced in [*self._built.values(), *self._with_model.values()]:
-            sourced.engine.dispose()
+        self.release_connections()
 
 
 @pytest.fixture(scope="module")
@@ -270,11 +273,10 @@ def questions(draw: st.DrawFn, kb: GeneratedKb) -> str:
     return " ".join([starter, *words]).strip() + draw(st.sampled_from(["", "?"]))
 
 
-def asked(sourced: Sourced, text: str, audience: Audience, correlation_id: str) -> dict[str, Any]:
+def asked(deployment: Observed, text: str, audience: Audience, correlation_id: str) -> dict[str, Any]:
     principal = Principal(user_id="U-PROPERTY", roles=audience.parties[0].roles, is_guest=audience.parties[0].is_guest)
-    outcome, evidence = sourced.orchestrator.ask_with_evidence(
-        Question(text=text, principal=principal, audience=audience, correlation_id=correlation_id))
-    return what_the_audience_gets(outcome, evidence, text)
+    return everything_read(deployment, Question(text=text, principal=principal, audience=audience,
+                                                correlation_id=correlation_id))
 
 
 def check_purity(deployments: Deployments, kbs: Sequence[GeneratedKb], data: st.DataObject) -> None:

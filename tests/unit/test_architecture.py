@@ -45,3 +45,20 @@ def test_core_never_imports_slack_or_the_bot(forbidden: str) -> None:
 def test_the_application_layer_depends_only_on_the_domain_and_shared_text() -> None:
     adapters = ("core.storage", "core.retrieval", "core.llm", "core.bootstrap", "core.eval", "sqlalchemy")
     assert offenders("core.application", lambda name: not name.startswith(adapters)) == []
+
+
+def test_the_document_model_and_the_reading_form_import_only_the_standard_library_and_the_domain() -> None:
+    """The application reads statements through `core.documents.reading`: it must stay as plain as the domain,
+    while the format readers beside it (`markdown`, ...) may use their parsers."""
+    def allowed(name: str) -> bool:
+        top = name.split(".", maxsplit=1)[0]
+        return top in sys.stdlib_module_names or name.startswith(("core.domain", "core.documents.model"))
+
+    pure = [file for file in offenders("core.documents", allowed)
+            if file.startswith(("core/documents/model.py", "core/documents/reading.py"))]
+    assert pure == []
+
+
+def test_the_application_reads_documents_only_through_the_reading_form() -> None:
+    assert offenders("core.application", lambda name: not name.startswith("core.documents")
+                     or name in {"core.documents", "core.documents.reading"}) == []

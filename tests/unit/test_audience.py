@@ -36,7 +36,7 @@ def test_a_dm_is_read_by_the_asker_alone_without_asking_slack() -> None:
 def test_a_public_channel_is_everyone_plus_the_asker_so_restricted_documents_stay_out() -> None:
     audience = policy(workspace()).for_channel(HR_MEMBER, "CPUBLIC")
     assert Party(roles=frozenset({EVERYONE})) in audience.parties
-    assert Audience.of([*audience.parties, HR_MEMBER.party]) == audience  # the asker reads it (the channel is stricter)
+    assert Audience.of([*audience.parties, HR_MEMBER.party], posted_in="CPUBLIC") == audience  # the asker reads it
     assert is_visible(STAFF_DOCUMENT, audience)
     assert not is_visible(HR_DOCUMENT, audience)
 
@@ -95,9 +95,11 @@ SHARED_WITH_BOTH = frozenset({"user:alice@example.com", "user:bob@example.com"})
 def with_emails() -> FakeSlackApi:
     return FakeSlackApi(
         users={"UALICE": {"profile": {"email": "Alice@Example.com"}}, "UBOB": {"profile": {"email": "bob@example.com"}},
-               "UGUEST": {"is_restricted": True, "profile": {"email": "alice@example.com"}}},
+               "UGUEST": {"is_restricted": True, "profile": {"email": "alice@example.com"}},
+               "UBOT": {"is_bot": True, "profile": {}}},  # the bot is a member of every channel it answers in
         channels={"CPUBLIC": {}, "CALICE": {}, "CGUESTS": {}},
-        members={"CPUBLIC": ["UALICE", "UBOB"], "CALICE": ["UALICE"], "CGUESTS": ["UALICE", "UGUEST"]},
+        members={"CPUBLIC": ["UALICE", "UBOB", "UBOT"], "CALICE": ["UALICE", "UBOT"],
+                 "CGUESTS": ["UALICE", "UGUEST", "UBOT"]},
     )
 
 

@@ -1,12 +1,13 @@
 """Outcomes as Block Kit: cited answers, four-part refusals, clarifying buttons, all within Slack's limits."""
 
 import json
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
 import pytest
 
-from bot import blocks
+from bot import blocks, escaping
 from bot.surface import CLARIFY_ACTION, Action
 from core.application import refusals
 from core.application.presenting import reply_text
@@ -111,7 +112,7 @@ def test_every_message_has_the_plain_text_fallback_of_the_core() -> None:
                     Clarify(text=refusals.AMBIGUOUS, options=(ClarifyOption(label="A", refine="a?"),),
                             risk=LOW, correlation_id="c")):
         message = blocks.render(outcome, question="q", clarification_id="p1")
-        assert message.text == blocks.escape(reply_text(outcome))
+        assert message.text == escaping.mrkdwn(reply_text(outcome))
 
 
 def test_a_long_answer_is_split_within_slacks_section_and_block_limits() -> None:
@@ -254,3 +255,27 @@ def test_a_passage_is_shown_escaped_with_its_heading_and_details() -> None:
     assert rendered[0]["text"]["text"] == "*A&amp;B* \u203a Part"
     assert rendered[1]["text"]["text"] == "Say &lt;hi&gt; &amp; bye"
     assert rendered[2]["elements"][0]["text"] == "Owner <#C0OWNER>"
+
+
+# -- follow-ups ------------------------------------------------------------------------------------------
+
+def test_a_follow_up_answer_starts_with_its_reading_in_one_escaped_line() -> None:
+    reading = "How long do customers have <to> return items *now*,\n for refunds & credits?"
+    message = blocks.answer_message(replace(answered(), reading=reading))
+    first = dicts(message)[0]
+    assert first["type"] == "context"
+    [line] = first["elements"]
+    assert line["text"] == ("Reading this as: *How long do customers have &lt;to&gt; return items now, for refunds "
+                            "&amp; credits?*")
+    assert "Customers have 30 days." in all_text(message)
+
+
+def test_an_answer_read_alone_shows_no_reading() -> None:
+    assert "Reading this as" not in json.dumps(dicts(blocks.answer_message(answered())))
+
+
+def test_a_follow_up_refusal_shows_its_reading_where_it_would_echo_the_question() -> None:
+    message = blocks.refusal_message(replace(refused(), reading="How long is leave for grandparents?"),
+                                     question="what about grandparents?")
+    shown = all_text(message)
+    assert "Reading this as: *How long is leave for grandparents?*" in shown and "You asked" not in shown

@@ -339,7 +339,7 @@ def test_the_report_has_exactly_the_rates_plus_cases_by_kind_and_failures() -> N
 
     report = Report(results=results).as_dict()
 
-    assert list(report) == [*RATE_KEYS, "cases", "by_kind", "failures"]
+    assert list(report) == [*RATE_KEYS, "cases", "by_kind", "followups", "failures"]
     assert report["cases"] == 2
     assert report["by_kind"]["not_in_corpus"]["tags"]["trap"]["false_answer"] == 1.0
     assert report["failures"] == [{"id": "t-2", "expected": "not_in_corpus", "got": "answered",

@@ -1,7 +1,8 @@
 """Slack's assistant panel, through Bolt's `Assistant`: a thread starts, its context changes, the person writes.
 
 Bolt acknowledges each event before calling these; each only hands its work to the reply pool, so no Web API
-call sits in the path Slack waits on.
+call sits in the path Slack waits on. There each event is claimed first (`Replies.once`, `Replies.conversation`),
+before any Web API call: a redelivered event greets, saves or looks up nothing a second time.
 """
 
 import logging
@@ -27,21 +28,26 @@ def register(app: App) -> None:
     app.assistant(assistant)
 
 
-def start_thread(body: dict[str, Any], context: BoltContext, say: Any, set_suggested_prompts: Any,
-                 replies: Replies) -> None:
-    """The greeting and suggested prompts. The person is the thread's `user_id` in the signed event (Bolt's
-    context has no user for this event)."""
+def start_thread(body: dict[str, Any], request: BoltRequest, context: BoltContext, replies: Replies) -> None:
+    """The greeting and suggested prompts (Bolt's `say` and `set_suggested_prompts` for the thread are in the
+    context). The person is the thread's `user_id` in the signed event (Bolt's context has no user for it)."""
     thread = body["event"]["assistant_thread"]
     ids = SignedIds(user_id=str(thread["user_id"]), team_id=context.team_id, enterprise_id=context.enterprise_id)
-    replies.submit("assistant_thread", lambda: replies.thread_started(
-        ids, say=say, set_suggested_prompts=set_suggested_prompts))
+    say, set_suggested_prompts = context["say"], context["set_suggested_prompts"]
+    delivery = delivery_of(body, request)
+    replies.submit("assistant_thread", lambda: replies.once(delivery, "assistant_thread_started", lambda: (
+        replies.thread_started(ids, say=say, set_suggested_prompts=set_suggested_prompts))))
 
 
-def remember_context(body: dict[str, Any], save_thread_context: SaveThreadContext, replies: Replies) -> None:
+def remember_context(body: dict[str, Any], request: BoltRequest, save_thread_context: SaveThreadContext,
+                     replies: Replies) -> None:
     """Bolt's default store keeps the context in the metadata of the thread's first bot message: two Web API
-    calls, so they run on the pool rather than before the acknowledgement."""
+    calls, so they run on the pool rather than before the acknowledgement. Once per event: a late redelivery
+    must not put back a context the person has since changed."""
     thread_context = dict(body["event"]["assistant_thread"].get("context") or {})
-    replies.submit("assistant_context", lambda: save_thread_context(thread_context))
+    delivery = delivery_of(body, request)
+    replies.submit("assistant_context", lambda: replies.once(delivery, "assistant_thread_context_changed",
+                                                             lambda: save_thread_context(thread_context)))
 
 
 def answer_in_thread(body: dict[str, Any], request: BoltRequest, context: BoltContext, replies: Replies) -> None:
@@ -56,10 +62,11 @@ def answer_in_thread(body: dict[str, Any], request: BoltRequest, context: BoltCo
     tools = AssistantThread(set_status=context["set_status"], set_title=context["set_title"])
     get_thread_context: GetThreadContext = context["get_thread_context"]
 
-    def work() -> None:
+    def channel_in_view() -> str | None:
         thread_context = get_thread_context()
-        replies.conversation(ids, event=delivery_of(body, request), place=place, text=text,
-                             context_channel=thread_context.channel_id if thread_context else None,
-                             assistant=tools)
+        return thread_context.channel_id if thread_context else None
 
-    replies.submit("assistant_message", work)
+    delivery = delivery_of(body, request)
+    replies.submit("assistant_message", lambda: replies.conversation(
+        ids, event=delivery, place=place, text=text, channel_in_view=channel_in_view, assistant=tools,
+        message_ts=str(event["ts"]), conversation_ts=place.thread_ts))

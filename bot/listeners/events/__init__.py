@@ -1,15 +1,13 @@
 """`app_mention`: a question asked in a channel, answered in its thread."""
 
-import re
 from typing import Any
 
 from slack_bolt import App, BoltContext, BoltRequest
 
 from bot.identity import signed_ids
+from bot.mentions import strip_mention
 from bot.replies import Delivery, Replies
 from bot.surface import Event
-
-_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 
 
 def register(app: App) -> None:
@@ -29,10 +27,6 @@ def answer_mention(body: dict[str, Any], request: BoltRequest, context: BoltCont
     thread_ts = str(event.get("thread_ts") or event["ts"])
     delivery = Delivery(event_id=str(body.get("event_id") or f"{channel_id}/{event['ts']}"),
                         retry=request.headers.get("x-slack-retry-num", [""])[0] or None)
+    message_ts = str(event["ts"])
     replies.submit("mention", lambda: replies.mention(ids, event=delivery, channel_id=channel_id,
-                                                      thread_ts=thread_ts, text=text))
-
-
-def strip_mention(text: str, bot_user_id: str | None) -> str:
-    """The question without the bot's own mention; other mentions stay, they may be part of it."""
-    return _MENTION.sub(lambda m: "" if m.group(1) == bot_user_id else m.group(0), text).strip()
+                                                      thread_ts=thread_ts, text=text, message_ts=message_ts))

@@ -1,5 +1,7 @@
 """`message.im`: a direct message to Sourced outside an assistant thread, answered like `/ask` (the asker alone
-reads it), in the message's thread. Edits, deletions, bot messages and the bot's own are not questions."""
+reads it), in the message's thread. Edits, deletions, bot messages and the bot's own are not questions.
+The top level of the DM is one conversation, and each thread in it another: a follow-up is read against the
+turns before it in the same one."""
 
 from typing import Any
 
@@ -23,8 +25,10 @@ def answer_direct_message(body: dict[str, Any], request: BoltRequest, context: B
     place = Conversation(channel_id=str(event["channel"]), thread_ts=str(event.get("thread_ts") or event["ts"]),
                          user_id=ids.user_id, team_id=ids.team_id)
     text = str(event.get("text") or "")
-    replies.submit("direct_message", lambda: replies.conversation(ids, event=delivery_of(body, request),
-                                                                  place=place, text=text))
+    message_ts, conversation_ts = str(event["ts"]), str(event.get("thread_ts") or "")
+    replies.submit("direct_message", lambda: replies.conversation(
+        ids, event=delivery_of(body, request), place=place, text=text, message_ts=message_ts,
+        conversation_ts=conversation_ts))
 
 
 def is_question(event: dict[str, Any], *, bot_user_id: str | None) -> bool:
@@ -34,6 +38,8 @@ def is_question(event: dict[str, Any], *, bot_user_id: str | None) -> bool:
 
 
 def delivery_of(body: dict[str, Any], request: BoltRequest) -> Delivery:
+    """The event's id (Slack always sends one; else where and when it happened) and its retry number."""
     event = body["event"]
-    return Delivery(event_id=str(body.get("event_id") or f"{event['channel']}/{event['ts']}"),
+    fallback = f"{event.get('channel') or event.get('assistant_thread', {}).get('channel_id')}/{event.get('event_ts')}"
+    return Delivery(event_id=str(body.get("event_id") or fallback),
                     retry=request.headers.get("x-slack-retry-num", [""])[0] or None)

@@ -1,8 +1,8 @@
 """Connectors: each document records the connector it came from and the source's version of it; each connector
 its cursor, its last full pass and its last run's outcome; and the members of the sources' groups, by e-mail.
 
-Revision ID: 0009_connector_cursors
-Revises: 0007_chunk_locators
+Revision ID: 0010_connector_cursors
+Revises: 0009_decision_audience
 Create Date: 2026-12-05
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0009_connector_cursors"
-down_revision: str | None = "0007_chunk_locators"
+revision: str = "0010_connector_cursors"
+down_revision: str | None = "0009_decision_audience"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,245 @@
+"""Documents are read as structure, not as lines: what real handbooks do to Markdown, and the statements expected.
+
+Each case is a page written the way real pages are (wrapped at 80 columns, nested checklists, links in tables
+and headings, bold lead-ins, raw HTML, no headings at all) and the statements Sourced must read from it: a
+sentence of a paragraph joined across its lines, a list item after its parents' lead-ins, a table row under its
+header. The seam is the one ingestion uses: a file's body through `chunk_document`, then the statements the
+extractive model, the answerability decision and the guard all take from a chunk.
+"""
+
+from pathlib import Path
+
+from core.application.checks import Supported, claim_support
+from core.application.envelope import EnvelopeClaim
+from core.application.statements import Statement, split_statements
+from core.documents.markdown import read_markdown
+from core.domain import Passage, RetrievedChunk
+from core.retrieval import SourceDocument, chunk_document
+from core.retrieval.chunking import ChunkDraft
+
+
+def document(body: str, *, title: str = "Office Handbook", url: str | None = None) -> SourceDocument:
+    return SourceDocument(doc_id="handbook", path=Path("handbook.md"), title=title, owner="#office",
+                          audience=frozenset({"everyone"}), updated=None, url=url, body=body, file_sha256="0" * 64)
+
+
+def retrieved(draft: ChunkDraft) -> RetrievedChunk:
+    passage = Passage(chunk_id=draft.chunk_id, doc_id="handbook", title="Office Handbook", heading=draft.heading,
+                      text=draft.text, links=draft.links)
+    return RetrievedChunk(passage=passage, score=1.0, content_hash=draft.content_hash)
+
+
+def statements(body: str, **kwargs: str) -> list[Statement]:
+    return [s for draft in chunk_document(document(body, **kwargs)) for s in split_statements(retrieved(draft))]
+
+
+def texts(body: str) -> list[str]:
+    return [statement.text for statement in statements(body)]
+
+
+def test_a_paragraph_wrapped_at_80_columns_is_read_as_whole_sentences() -> None:
+    body = """# Office Handbook
+
+## Devices
+
+Only approved phones and tablets issued by the IT desk can be connected to the
+office network. Personal devices must use the guest network, which is
+reset every Monday at 06:00.
+"""
+    assert texts(body) == [
+        "Only approved phones and tablets issued by the IT desk can be connected to the office network.",
+        "Personal devices must use the guest network, which is reset every Monday at 06:00.",
+    ]
+
+
+def test_a_rule_and_its_exception_wrapped_apart_stay_one_statement() -> None:
+    body = """## Notice
+
+The notice period of two months must be worked in full, unless your manager
+agrees in writing to an earlier last day.
+"""
+    assert texts(body) == ["The notice period of two months must be worked in full, unless your manager agrees in "
+                           "writing to an earlier last day."]
+
+
+def test_nested_lists_three_deep_are_read_with_every_lead_in_above_them() -> None:
+    body = """## Events
+
+Request approval three to five weeks in advance for:
+
+- Travel outside the country
+  - Conferences
+    - costing more than $2,500 in total
+    - lasting more than three days
+- Team offsites
+"""
+    assert texts(body) == [
+        "Request approval three to five weeks in advance for:",
+        "Request approval three to five weeks in advance for: Travel outside the country",
+        "Request approval three to five weeks in advance for: Travel outside the country: Conferences",
+        "Request approval three to five weeks in advance for: Travel outside the country: Conferences: costing "
+        "more than $2,500 in total",
+        "Request approval three to five weeks in advance for: Travel outside the country: Conferences: lasting "
+        "more than three days",
+        "Request approval three to five weeks in advance for: Team offsites",
+    ]
+    deepest = statements(body)[3]
+    assert deepest.kind == "item" and deepest.own == "costing more than $2,500 in total"
+    assert deepest.quote == "costing more than $2,500 in total"
+
+
+def test_a_wrapped_list_item_is_one_statement_and_a_checklist_box_is_not_words() -> None:
+    body = """## First week
+
+- [ ] Collect your badge from reception before 10:00 on your first day, or ask
+  your buddy to collect it for you.
+- [x] Sign the equipment form.
+"""
+    assert texts(body) == [
+        "Collect your badge from reception before 10:00 on your first day, or ask your buddy to collect it for you.",
+        "Sign the equipment form.",
+    ]
+
+
+def test_a_table_row_is_read_under_its_header_and_its_links_are_words_only() -> None:
+    body = """## Hotels
+
+| City | Nightly cap | Booking |
+|---|---|---|
+| [Dublin](https://wiki.example.com/cities/dublin%20ie) | EUR 210 | via [Travelport](https://travel.example.com) |
+| Lisbon | EUR 150 | any |
+"""
+    assert texts(body) == ["City: Dublin; Nightly cap: EUR 210; Booking: via Travelport",
+                           "City: Lisbon; Nightly cap: EUR 150; Booking: any"]
+    (chunk,) = chunk_document(document(body))
+    assert "https://" not in chunk.text and "%20" not in chunk.text
+    assert [(chunk.text[link.start:link.end], link.target) for link in chunk.links] == [
+        ("Dublin", "https://wiki.example.com/cities/dublin%20ie"), ("Travelport", "https://travel.example.com")]
+
+
+def test_a_link_in_a_heading_names_the_section_by_its_words() -> None:
+    body = "# Office Handbook\n\n## The [expense tool](https://expenses.example.com) and receipts\n\nKeep receipts.\n"
+    (chunk,) = chunk_document(document(body))
+    assert chunk.heading == "Office Handbook > The expense tool and receipts"
+    assert chunk.chunk_id == "handbook#the-expense-tool-and-receipts"
+
+
+def test_a_link_target_is_never_part_of_a_statement_nor_its_numbers() -> None:
+    body = """## Visas
+
+Apply through the [government portal](https://www.example.gov/apply?form=20%20B&year=2024) at least
+six weeks before you travel.
+"""
+    (statement,) = statements(body)
+    assert statement.text == "Apply through the government portal at least six weeks before you travel."
+    claim = EnvelopeClaim(text="Apply through the government portal at least six weeks before you travel.",
+                          chunk_ids=[statement.chunk.chunk_id], quote=statement.quote)
+    assert isinstance(claim_support(claim, [statement.chunk]), Supported)
+
+
+def test_a_relative_link_resolves_against_the_documents_address() -> None:
+    body = "## Pay\n\nSee the [salary bands](/handbook/people/bands) and the [FAQ](#faq).\n"
+    (chunk,) = chunk_document(document(body, url="https://wiki.example.com/handbook/people/pay"))
+    assert [link.target for link in chunk.links] == ["https://wiki.example.com/handbook/people/bands",
+                                                     "https://wiki.example.com/handbook/people/pay#faq"]
+    (without_address,) = chunk_document(document(body))
+    assert without_address.links == ()  # nowhere to open them: left as words
+
+
+def test_bold_lead_ins_are_sentences_of_their_own_for_every_reader() -> None:
+    body = "## Travel\n\n**Book early.** Flights are booked through the portal. **Hotels:** up to $180 a night.\n"
+    assert texts(body) == ["Book early.", "Flights are booked through the portal.", "Hotels: up to $180 a night."]
+
+
+def test_lines_opened_by_bold_labels_are_statements_of_their_own() -> None:
+    body = "# Netherlands\n\n> **Owner:** People Ops\n> **Probation:** 2 months\n> **Payroll:** monthly\n"
+    assert texts(body) == ["Owner: People Ops", "Probation: 2 months", "Payroll: monthly"]
+
+
+def test_raw_html_is_reduced_to_its_words() -> None:
+    body = """## Contacts
+
+Ask <TeamMember name="Ana Ruiz" photo /> about visas.<br>Her office is on the
+<a href="https://wiki.example.com/floor-2">second floor</a>.
+
+<div class="callout">
+  <p>Badges are <b>never</b> lent to visitors.</p>
+</div>
+
+<iframe src="https://video.example.com/embed/1"></iframe>
+"""
+    document_model = read_markdown(body)
+    assert texts(body) == ["Ask Ana Ruiz about visas.", "Her office is on the second floor.",
+                           "Badges are never lent to visitors."]
+    assert document_model.warnings == ("line 10: an HTML block without text was left out "
+                                       '(<iframe src="https://video.example.com/embed/1"></iframe>)',)
+    (chunk,) = chunk_document(document(body))
+    assert "<" not in chunk.text and [link.target for link in chunk.links] == ["https://wiki.example.com/floor-2"]
+
+
+def test_a_page_without_headings_is_divided_at_its_bold_lead_ins() -> None:
+    body = """**Parking.** Staff park in the north lot. Visitors use the south lot.
+
+**Deliveries**
+
+Parcels are left at reception and logged by the front desk.
+"""
+    chunks = chunk_document(document(body, title="Building Guide"))
+    assert [chunk.heading for chunk in chunks] == ["Building Guide > Parking", "Building Guide > Deliveries"]
+    assert chunks[1].text == "Parcels are left at reception and logged by the front desk."
+
+
+def test_headings_inside_a_blockquote_are_sections() -> None:
+    body = """# Office Handbook
+
+> ## Quiet hours
+> The second floor is silent between 13:00 and 15:00.
+
+## Kitchen
+
+The kitchen closes at 18:00.
+"""
+    chunks = chunk_document(document(body))
+    assert [chunk.heading for chunk in chunks] == ["Office Handbook > Quiet hours", "Office Handbook > Kitchen"]
+    assert texts(body) == ["The second floor is silent between 13:00 and 15:00.", "The kitchen closes at 18:00."]
+
+
+def test_abbreviations_initials_and_numbers_do_not_end_a_sentence() -> None:
+    body = ("## Claims\n\nSubmit claims, e.g. taxis and meals, to Dr. J. Smith in Room No. 4 by 5 p.m. Friday. "
+            "The rate is 0.45 per mile. Late claims are refused. Dr. Lee hears appeals.\n")
+    assert texts(body) == ["Submit claims, e.g. taxis and meals, to Dr. J. Smith in Room No. 4 by 5 p.m. Friday.",
+                           "The rate is 0.45 per mile.", "Late claims are refused.", "Dr. Lee hears appeals."]
+
+
+def test_a_window_that_starts_inside_a_list_repeats_its_lead_ins() -> None:
+    items = "\n".join(f"  - Laptop model number {n} with its charger and its padded sleeve" for n in range(40))
+    body = f"## Equipment\n\nReturn on your last day:\n\n- Hardware\n{items}\n"
+    chunks = chunk_document(document(body))
+    assert len(chunks) > 2
+    for chunk in chunks[1:]:
+        assert chunk.text.startswith("Return on your last day:\n- Hardware\n  - Laptop model")
+    later = [s for s in split_statements(retrieved(chunks[-1])) if s.kind == "item" and s.own.startswith("Laptop")]
+    assert later and all(s.context == "Return on your last day: Hardware" for s in later)
+
+
+def test_the_same_file_read_twice_gives_the_same_chunk_ids_and_texts() -> None:
+    body = "# Office Handbook\n\n## Devices\n\nOnly approved phones can be connected.\n\n- one\n  - two\n"
+    assert chunk_document(document(body)) == chunk_document(document(body))
+
+
+def test_a_table_nested_in_a_list_or_a_quote_keeps_its_header_and_links() -> None:
+    body = """## Hotels
+
+- Europe:
+  | City | Nightly cap |
+  |---|---|
+  | [Dublin](https://wiki.example.com/dublin) | EUR 210 |
+
+> | Region | Per diem |
+> |---|---|
+> | [Asia](https://wiki.example.com/asia) | USD 80 |
+"""
+    assert texts(body) == ["Europe:", "City: Dublin; Nightly cap: EUR 210", "Region: Asia; Per diem: USD 80"]
+    (chunk,) = chunk_document(document(body))
+    assert [(chunk.text[link.start:link.end], link.target) for link in chunk.links] == [
+        ("Dublin", "https://wiki.example.com/dublin"), ("Asia", "https://wiki.example.com/asia")]

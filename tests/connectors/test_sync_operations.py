@@ -12,9 +12,11 @@ from bot.commands.doctor import _connector_check
 from bot.schedule import SyncSchedule
 from bot.views import home_view
 from core.config import ConfluenceEntry
-from core.connectors.port import Changes, Item, ItemRef
+from core.connectors.build import build_connector
+from core.connectors.port import Access, Changes, Item, ItemRef
 from core.storage.locks import IngestBusy
 from tests.connectors.fake_confluence import TOKEN, USER, ConfluenceSite, FakeConfluence
+from tests.connectors.memory_source import MemoryPage, MemorySource
 from tests.connectors.workbench import answered_with, application, ask, person
 
 pytest.importorskip("atlassian", reason="the connectors extra is not installed")
@@ -119,8 +121,6 @@ def test_doctor_and_the_home_tab_say_when_a_connector_failed_and_what_it_left(
     entry = sourced.config.connectors[0]
     assert isinstance(entry, ConfluenceEntry)
     assert _connector_check(entry, sourced.connector_state.status("wiki"), None).status == "warning"  # never
-    from core.connectors.build import build_connector  # noqa: PLC0415
-
     assert sourced.syncer.sync(build_connector(entry)).ok
     healthy = _connector_check(entry, sourced.connector_state.status("wiki"), timedelta(minutes=15))
     assert healthy.status == "ok" and "1 documents; last sync" in healthy.detail
@@ -134,3 +134,22 @@ def test_doctor_and_the_home_tab_say_when_a_connector_failed_and_what_it_left(
     assert "wiki" in text and "HTTP 503" in text and "last good sync" in text
     monkeypatch.delenv("SOURCED_CONFLUENCE_TOKEN")
     assert _connector_check(entry, status, None).status == "error"
+
+
+def test_a_folders_ingest_and_a_connectors_sync_never_remove_each_others_documents(tmp_path: Path) -> None:
+    sourced = application(tmp_path / "db")
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "travel.md").write_text("# Travel\n\nMeals are paid up to 40 EUR a day.\n", encoding="utf-8")
+    source = MemorySource(name="mem", pages={"p1": MemoryPage(title="Parking", text="# Parking\n\nThe garage has "
+                                                              "12 spaces.\n", access=Access(anyone=True))})
+    assert sourced.syncer.sync(source).ok
+    assert sourced.ingestor.ingest(folder).added == ("travel",)
+    (folder / "travel.md").unlink()
+    assert sourced.ingestor.ingest(folder).removed == ("travel",)  # the folder's own, not the connector's
+    (folder / "travel.md").write_text("# Travel\n\nMeals are paid up to 40 EUR a day.\n", encoding="utf-8")
+    sourced.ingestor.ingest(folder)
+    source.pages.clear()
+    report = sourced.syncer.sync(source, full=True)
+    assert report.removed == ["mem:p1"]
+    assert sourced.ingestor.stored_items("mem") == {} and sourced.index.document_count() == 1

@@ -61,11 +61,6 @@ class SqlConnectorState:
     def failed(self, name: str, error: str) -> None:
         self._upsert(name, error=error)
 
-    def forget(self, name: str) -> None:
-        """Start the connector again from nothing (its next sync lists everything)."""
-        with self._engine.begin() as connection:
-            connection.execute(delete(ConnectorStateRow).where(ConnectorStateRow.name == name))
-
     def _upsert(self, name: str, **values: object) -> None:
         """One write per call, in its own transaction: a cursor saved stays saved whatever happens next."""
         with self._engine.begin() as connection:

@@ -282,8 +282,10 @@ BADGES = """\
     ---
     # Badge Rules
     ## Lost badges
-    A lost badge is replaced at reception within one working day <!channel> <https://evil.example|the form>.
+    A lost badge is replaced at reception within one working day &lt;!channel&gt; <https://evil.example|the form>.
     """
+"""The body's `&lt;!channel&gt;` is Markdown for the words `<!channel>` (a raw `<!channel>` is an HTML
+declaration, which the Markdown reader leaves out): the chunk holds Slack's special sequence as text."""
 SPECIAL = ("<!here>", "<!channel>", "<@U0BOSS>", "<https://evil.example")
 
 

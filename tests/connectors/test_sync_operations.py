@@ -13,6 +13,7 @@ from bot.schedule import SyncSchedule
 from bot.views import home_view
 from core.config import ConfluenceEntry
 from core.connectors.build import build_connector
+from core.connectors.confluence import ConfluenceConnector
 from core.connectors.port import Access, Changes, Item, ItemRef
 from core.storage.locks import IngestBusy
 from tests.connectors.fake_confluence import TOKEN, USER, ConfluenceSite, FakeConfluence
@@ -125,7 +126,8 @@ def test_doctor_and_the_home_tab_say_when_a_connector_failed_and_what_it_left(
     healthy = _connector_check(entry, sourced.connector_state.status("wiki"), timedelta(minutes=15))
     assert healthy.status == "ok" and "1 documents; last sync" in healthy.detail
     fake.fail("/wiki/", 503, times=100)
-    assert not sourced.syncer.sync(build_connector(entry)).ok
+    quick = ConfluenceConnector(name="wiki", url=fake.url, spaces=["ENG"], user=USER, token=TOKEN, backoff_s=0.01)
+    assert not sourced.syncer.sync(quick).ok  # the retries back off for milliseconds, not the default seconds
     status = sourced.connector_state.status("wiki")
     failing = _connector_check(entry, status, None)
     assert failing.status == "warning" and "HTTP 503" in failing.detail and "answers use the index" in failing.detail

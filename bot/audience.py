@@ -4,6 +4,9 @@
 - a channel reply: the channel's party (its `channels` entry in `sourced.yml`, else `everyone`) and the asker;
   a channel shared with another organisation, or with a guest in it, also has a guest party, so only what
   guests may see is used. A channel Slack will not describe is treated the same way: the narrowest audience.
+- with connectors, the channel's party is each member of it: the channel's roles and what the sources share with
+  the member's e-mail, so a document is used only if every member may read it in its source. Members the sources
+  grant the same are one reader (`Audience.of`), so a large channel costs a few parties, not thousands.
 """
 
 import logging
@@ -15,6 +18,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.cache import TtlMemo
+from bot.identity import SourcePrincipals, profile_email
 from core.domain import EVERYONE, Audience, Party, Principal
 
 log = logging.getLogger(__name__)
@@ -27,35 +31,62 @@ PAGE_SIZE = 200
 class ChannelFacts:
     is_direct: bool
     reaches_guests: bool
+    members: tuple[str, ...] = ()
+    """Staff members (not guests), read only when connectors need them."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Directory:
+    guests: frozenset[str]
+    emails: Mapping[str, str]
+    bots: frozenset[str]
+    """Apps (this bot among them) are in channels but read nothing: they are no reader of a reply."""
 
 
 class GuestDirectory:
-    """The workspace's guests (`is_restricted` / `is_ultra_restricted`), from `users.list`, cached.
+    """The workspace's guests (`is_restricted` / `is_ultra_restricted`) and members' e-mails, from `users.list`,
+    cached.
 
     One paginated scan per TTL instead of one `users.info` per channel member: a 2,000-member channel
     costs ten calls, once, not two thousand."""
 
     def __init__(self, client: WebClient, *, ttl_s: float) -> None:
         self._client = client
-        self._memo: TtlMemo[frozenset[str]] = TtlMemo(ttl_s=ttl_s, maxsize=1)
+        self._memo: TtlMemo[_Directory] = TtlMemo(ttl_s=ttl_s, maxsize=1)
 
     def guest_ids(self) -> frozenset[str]:
-        return self._memo.get("guests", self._scan)
+        return self._memo.get("directory", self._scan).guests
 
-    def _scan(self) -> frozenset[str]:
-        found: set[str] = set()
+    def email(self, user_id: str) -> str | None:
+        return self._memo.get("directory", self._scan).emails.get(user_id)
+
+    def bot_ids(self) -> frozenset[str]:
+        return self._memo.get("directory", self._scan).bots
+
+    def _scan(self) -> _Directory:
+        guests: set[str] = set()
+        emails: dict[str, str] = {}
+        bots: set[str] = set()
         for page in _pages(lambda cursor: self._client.users_list(limit=PAGE_SIZE, cursor=cursor)):
-            found.update(str(user["id"]) for user in page.get("members") or ()
-                         if user.get("is_restricted") or user.get("is_ultra_restricted"))
-        return frozenset(found)
+            for user in page.get("members") or ():
+                if user.get("is_restricted") or user.get("is_ultra_restricted"):
+                    guests.add(str(user["id"]))
+                if user.get("is_bot") or user.get("id") == "USLACKBOT":
+                    bots.add(str(user["id"]))
+                email = profile_email(user)
+                if email and not user.get("is_bot") and not user.get("deleted"):
+                    emails[str(user["id"])] = email
+        return _Directory(guests=frozenset(guests), emails=emails, bots=frozenset(bots))
 
 
 class AudiencePolicy:
     def __init__(self, client: WebClient, *, channels: Mapping[str, Sequence[str]], guests: GuestDirectory,
-                 ttl_s: float) -> None:
+                 ttl_s: float, sources: SourcePrincipals | None = None) -> None:
         self._client = client
         self._channels = {channel: frozenset(roles) for channel, roles in channels.items()}
         self._guests = guests
+        self._sources = sources
+        """None without connectors: members are not listed, the channel's roles stand for them all."""
         self._facts: TtlMemo[ChannelFacts] = TtlMemo(ttl_s=ttl_s)
 
     @staticmethod
@@ -72,10 +103,18 @@ class AudiencePolicy:
         facts = self.channel(channel_id)
         if facts.is_direct:
             return Audience.only(principal)
-        parties = [Party(roles=self._channels.get(channel_id, frozenset({EVERYONE}))), principal.party]
+        roles = self._channels.get(channel_id, frozenset({EVERYONE}))
+        parties = [*self._member_parties(roles, facts), principal.party]
         if facts.reaches_guests:
             parties.append(GUEST_PARTY)
-        return Audience(parties=tuple(dict.fromkeys(parties)), posted_in=channel_id)
+        return Audience.of(parties, posted_in=channel_id)
+
+    def _member_parties(self, roles: frozenset[str], facts: ChannelFacts) -> list[Party]:
+        """The channel's readers: each member with the channel's roles and what the sources grant the member's
+        e-mail, or, without connectors (or members to read), one reader holding the channel's roles."""
+        if self._sources is None or not facts.members:
+            return [Party(roles=roles)]
+        return [Party(roles=roles | self._sources(self._guests.email(member))) for member in facts.members]
 
     def narrowed_to(self, principal: Principal, channel_id: str) -> Audience:
         """A reply the asker alone reads, using only what the readers of `channel_id` may see as well (the
@@ -94,15 +133,25 @@ class AudiencePolicy:
                 return ChannelFacts(is_direct=True, reaches_guests=False)
             shared = any(channel.get(flag) for flag in ("is_ext_shared", "is_shared", "is_org_shared",
                                                          "is_pending_ext_shared"))
-            return ChannelFacts(is_direct=False, reaches_guests=shared or self._has_guests(channel_id))
+            guests = self._guests.guest_ids()
+            if self._sources is None:
+                return ChannelFacts(is_direct=False, reaches_guests=shared or self._has_guests(channel_id, guests))
+            members = self._members(channel_id)
+            apps = self._guests.bot_ids()
+            return ChannelFacts(is_direct=False, reaches_guests=shared or bool(guests.intersection(members)),
+                                members=tuple(member for member in members if member not in guests | apps))
         except SlackApiError as error:
             reason = error.response.get("error") if error.response is not None else error
             log.warning("channel %s: cannot read it (%s); answering for the narrowest audience",
                         channel_id, reason)
             return ChannelFacts(is_direct=False, reaches_guests=True)
 
-    def _has_guests(self, channel_id: str) -> bool:
-        guests = self._guests.guest_ids()
+    def _members(self, channel_id: str) -> list[str]:
+        pages = _pages(lambda cursor: self._client.conversations_members(channel=channel_id, limit=1000,
+                                                                         cursor=cursor))
+        return [str(member) for page in pages for member in page.get("members") or ()]
+
+    def _has_guests(self, channel_id: str, guests: frozenset[str]) -> bool:
         if not guests:
             return False
         pages = _pages(lambda cursor: self._client.conversations_members(channel=channel_id, limit=1000,

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 
 from sqlalchemy.exc import OperationalError
 
-from bot.commands import ask, audit, bench, demo, doctor, feedback, ingest, serve, start
+from bot.commands import ask, audit, bench, demo, doctor, feedback, ingest, serve, start, sync
 from bot.commands import eval as eval_command
 from core.config import ConfigError
 from core.llm.reader import ReaderUnavailable
 from core.retrieval.embeddings import EmbedderUnavailable
 from core.storage.postgres import PgvectorMissing
 
-COMMANDS = (start, demo, ingest, ask, audit, feedback, serve, doctor, eval_command, bench)
+COMMANDS = (start, demo, ingest, sync, ask, audit, feedback, serve, doctor, eval_command, bench)
 
 
 def parser() -> argparse.ArgumentParser:

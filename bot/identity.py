@@ -1,12 +1,14 @@
 """Who is asking, from trusted sources only: the ids of the signed payload, resolved through the Slack API.
 
 Nothing a person types, and nothing a button carries, reaches a `Principal`: the user id comes from the
-payload Slack signed, guest/bot/deleted flags from `users.info`, roles from the `roles` map of `sourced.yml`
-through the members of Slack user groups. Lookups are cached with a TTL.
+payload Slack signed, guest/bot/deleted flags and the verified e-mail from `users.info`, roles from the `roles`
+map of `sourced.yml` through the members of Slack user groups, and what the connectors' sources share with the
+e-mail (the address, its domain, the source groups that list it: `SourcePrincipals`). A guest gets nothing from
+the sources: what guests see stays what the `guests` role opens. Lookups are cached with a TTL.
 """
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +36,17 @@ class SlackUser:
     is_guest: bool
     is_bot: bool
     deleted: bool
+    email: str | None = None
+    """The profile's e-mail (`users:read.email`), which Slack has the user confirm."""
+
+
+SourcePrincipals = Callable[[str | None], frozenset[str]]
+"""The audience roles the connectors' sources grant a verified e-mail address
+(`core.storage.connectors.SqlSourcePrincipals.principals`)."""
+
+
+def no_sources(_email: str | None) -> frozenset[str]:
+    return frozenset()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,8 +59,9 @@ class Home:
 
 class IdentityResolver:
     def __init__(self, client: WebClient, *, roles: Mapping[str, Sequence[str]], home: Home,
-                 ttl_s: float) -> None:
+                 ttl_s: float, sources: SourcePrincipals = no_sources) -> None:
         self._client = client
+        self._sources = sources
         self._roles = {role: tuple(groups) for role, groups in roles.items()}
         self._home = home
         self._users: TtlMemo[SlackUser] = TtlMemo(ttl_s=ttl_s)
@@ -61,8 +75,10 @@ class IdentityResolver:
             log.info("no answer for %s: bot or deleted user", ids.user_id)
             return None
         roles = self._roles_of(ids.user_id)
+        if not user.is_guest:
+            roles |= {EVERYONE} | self._sources(user.email)
         return Principal(user_id=ids.user_id, team_id=ids.team_id, enterprise_id=ids.enterprise_id,
-                         roles=roles if user.is_guest else roles | {EVERYONE}, is_guest=user.is_guest)
+                         roles=roles, is_guest=user.is_guest)
 
     def user(self, user_id: str) -> SlackUser:
         return self._users.get(user_id, lambda: self._fetch_user(user_id))
@@ -70,7 +86,7 @@ class IdentityResolver:
     def _fetch_user(self, user_id: str) -> SlackUser:
         data = self._client.users_info(user=user_id)["user"]
         return SlackUser(user_id=user_id, is_guest=self._is_guest(data), is_bot=bool(data.get("is_bot")),
-                         deleted=bool(data.get("deleted")))
+                         deleted=bool(data.get("deleted")), email=profile_email(data))
 
     def _is_guest(self, user: Mapping[str, object]) -> bool:
         """Single- and multi-channel guests, and anyone whose home is another organisation."""
@@ -114,6 +130,12 @@ class IdentityResolver:
     def _fetch_handles(self) -> dict[str, str]:
         groups = self._client.usergroups_list()["usergroups"] or []
         return {str(group["handle"]): str(group["id"]) for group in groups}
+
+
+def profile_email(user: Mapping[str, Any]) -> str | None:
+    profile = user.get("profile") or {}
+    email = profile.get("email") if isinstance(profile, Mapping) else None
+    return str(email).strip().casefold() if email else None
 
 
 def signed_ids(context: Mapping[str, Any]) -> SignedIds | None:

@@ -317,9 +317,12 @@ class Replies:
             return
         documents = self._sourced.catalog.documents(AudiencePolicy.private(principal))
         operators = set(self._sourced.config.operators)
-        activity = (self._sourced.activity.since(views.activity_start()) if operators & principal.roles
-                    else None)
-        self._client.views_publish(user_id=ids.user_id, view=views.home_view(documents, activity).to_dict())
+        is_operator = bool(operators & principal.roles)
+        activity = self._sourced.activity.since(views.activity_start()) if is_operator else None
+        sources = self._sourced.connector_state.statuses(
+            [entry.name for entry in self._sourced.config.connectors]) if is_operator else []
+        self._client.views_publish(user_id=ids.user_id,
+                                   view=views.home_view(documents, activity, sources).to_dict())
 
     def command(self, ids: SignedIds, *, channel_id: str | None, text: str, respond: Respond) -> None:
         """`/ask`: an ephemeral reply only the asker reads, so it uses everything the asker may see."""

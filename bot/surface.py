@@ -64,8 +64,9 @@ COMMAND_SCOPE: Final = "commands"
 
 API_SCOPES: Final[dict[str, frozenset[str]]] = {
     "auth.test": frozenset(),
-    "users.info": frozenset({"users:read"}),
-    "users.list": frozenset({"users:read"}),
+    # the profile's e-mail, matched to what the connectors' sources share (users:read.email)
+    "users.info": frozenset({"users:read", "users:read.email"}),
+    "users.list": frozenset({"users:read", "users:read.email"}),
     "usergroups.list": frozenset({"usergroups:read"}),
     "usergroups.users.list": frozenset({"usergroups:read"}),
     # public and private channels; a DM is never looked up (its audience is the asker) and an unreadable

@@ -27,6 +27,7 @@ from bot.escaping import mrkdwn, plain
 from bot.surface import View as ViewId
 from core.application.catalog import Activity, DocumentSummary, counts_by_owner, last_ingest, newest_titles
 from core.application.shape import MAX_QUESTION_LENGTH
+from core.storage.connectors import ConnectorStatus
 
 READING_STATUS: Final = "is reading the documents..."
 PROMPTS_TITLE: Final = "Ask about your newest documents"
@@ -82,14 +83,32 @@ def activity_start(now: datetime | None = None) -> datetime:
     return (now or datetime.now(UTC)) - timedelta(days=ACTIVITY_DAYS)
 
 
-def home_view(documents: Sequence[DocumentSummary], activity: Activity | None) -> View:
-    """The Home tab; `activity` (operators only) adds last week's two-error view."""
+def home_view(documents: Sequence[DocumentSummary], activity: Activity | None,
+              sources: Sequence[ConnectorStatus] = ()) -> View:
+    """The Home tab; `activity` (operators only) adds last week's two-error view, and `sources` (operators only)
+    each connector's last sync and what failed."""
     blocks: list[Block] = [HeaderBlock(text="What Sourced answers from"), _knowledge(documents),
                            DividerBlock(), SectionBlock(text=MarkdownTextObject(text=HOW_TO_ASK))]
     if activity is not None:
         blocks += [DividerBlock(), HeaderBlock(text=f"Last {ACTIVITY_DAYS} days (operators)"),
                    SectionBlock(block_id="operators", text=MarkdownTextObject(text=_activity_text(activity)))]
+    if sources:
+        blocks += [SectionBlock(block_id="sources", text=MarkdownTextObject(text=_sources_text(sources)[:3000]))]
     return View(type="home", blocks=blocks)
+
+
+def _sources_text(sources: Sequence[ConnectorStatus]) -> str:
+    lines = ["*Sources (connectors)*"]
+    for status in sources:
+        synced = f"last sync {status.succeeded_at:%Y-%m-%d %H:%M} UTC" if status.succeeded_at else "never synced"
+        line = f"• `{mrkdwn(status.name)}`: {status.documents} documents, {synced}"
+        if status.error and status.succeeded_at:
+            line += (f"\n   :warning: the last sync failed: {mrkdwn(status.error)}. Answers use the index the "
+                     "last good sync left")
+        elif status.error:
+            line += f"\n   :warning: failing: {mrkdwn(status.error)}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _knowledge(documents: Sequence[DocumentSummary]) -> SectionBlock:

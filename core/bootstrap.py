@@ -27,7 +27,8 @@ from core.application.ports import (
 )
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
-from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config
+from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config, parse_duration
+from core.connectors.sync import Syncer
 from core.llm.extractive import ExtractiveModel
 from core.llm.reader import OnnxReader, bundled_reader
 from core.observability import PrometheusMetrics, SystemClock
@@ -38,6 +39,7 @@ from core.retrieval.ingest import Ingestor
 from core.retrieval.postgres_index import PostgresIndex
 from core.storage.audit_log import SqlAuditLog
 from core.storage.catalog import SqlActivityLog, SqlCatalog
+from core.storage.connectors import SqlConnectorState, SqlSourcePrincipals
 from core.storage.database import make_engine, migrate
 from core.storage.postgres import prepare_vectors
 from core.storage.repositories import ConversationTurns, FeedbackLog, PendingClarifications, ProcessedEvents
@@ -64,6 +66,9 @@ class Sourced:
     activity: ActivityLog
     embedder_choice: EmbedderChoice
     answerability: AnswerabilityModel
+    connector_state: SqlConnectorState
+    source_principals: SqlSourcePrincipals
+    syncer: Syncer
     conversations: Conversations
     turns: ConversationTurns
     followups: FollowUps
@@ -206,6 +211,9 @@ def bootstrap(
         stale_after_days=config.stale_after_days,
         followups=followups,
     )
+    ingestor = (EmbeddingIngestor(engine, embedder, progress=progress, rules=config.source_rules()) if embedder
+                else Ingestor(engine, progress=progress, rules=config.source_rules()))
+    connector_state = SqlConnectorState(engine)
     turns = ConversationTurns(engine, ttl=timedelta(minutes=settings.conversation_ttl_minutes))
     sourced = Sourced(
         settings=settings,
@@ -213,8 +221,7 @@ def bootstrap(
         engine=engine,
         orchestrator=orchestrator,
         index=index,
-        ingestor=(EmbeddingIngestor(engine, embedder, progress=progress, rules=config.source_rules()) if embedder
-                  else Ingestor(engine, progress=progress, rules=config.source_rules())),
+        ingestor=ingestor,
         audit_log=audit_log,
         processed_events=ProcessedEvents(engine),
         feedback=FeedbackLog(engine),
@@ -224,6 +231,10 @@ def bootstrap(
         activity=SqlActivityLog(engine),
         embedder_choice=choice,
         answerability=answerability,
+        connector_state=connector_state,
+        source_principals=SqlSourcePrincipals(engine),
+        syncer=Syncer(ingestor, connector_state, full_every=parse_duration(config.full_sync_every),
+                      owners={entry.name: entry.owner for entry in config.connectors}, progress=progress),
         conversations=Conversations(orchestrator=orchestrator, turns=turns),
         turns=turns,
         followups=followups,

@@ -1,7 +1,9 @@
 """Configuration: secrets and switches from the environment, policy from `sourced.yml`."""
 
+import re
+from datetime import timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Final, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
@@ -129,6 +131,75 @@ class SourceRuleEntry(BaseModel):
                           audience=tuple(self.audience) if self.audience else None)
 
 
+CONNECTOR_NAME: Final = r"^[a-z][a-z0-9-]{0,39}$"
+_DURATION: Final = re.compile(r"^\s*(\d+)\s*(s|m|h|d)\s*$")
+_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str) -> timedelta:
+    """`30s`, `15m`, `1h`, `2d` (a bare `0` is no time at all)."""
+    if text.strip() == "0":
+        return timedelta(0)
+    match = _DURATION.match(text)
+    if match is None:
+        raise ValueError(f"{text!r} is not a duration: write a number and s, m, h or d (e.g. 15m)")
+    return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+
+
+class _ConnectorBase(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    name: str = Field(pattern=CONNECTOR_NAME)
+    """The prefix of the connector's document ids, and what `sourced sync NAME` names."""
+    owner: str | None = Field(default=None, min_length=1)
+    """The owning channel of its documents, named in refusals on their topics."""
+
+
+class ConfluenceEntry(_ConnectorBase):
+    kind: Literal["confluence"]
+    url: str = Field(min_length=1)
+    """The site's wiki, e.g. https://example.atlassian.net/wiki."""
+    spaces: list[str] = Field(min_length=1)
+    user: str = Field(min_length=3)
+    """The account the API token belongs to (its e-mail address)."""
+    token_env: str = "SOURCED_CONFLUENCE_TOKEN"
+
+
+class DriveEntry(_ConnectorBase):
+    kind: Literal["drive"]
+    credentials_env: str = "GOOGLE_APPLICATION_CREDENTIALS"
+    """The variable holding the path of the service account's JSON key file."""
+    subject: str | None = Field(default=None, min_length=3)
+    """With domain-wide delegation, the user the service account acts as; without, it reads what is shared
+    with it."""
+    drives: list[str] = Field(default_factory=list)
+    """Shared drives (ids) to read; empty: every drive and file the account can see."""
+    api_url: str | None = Field(default=None, min_length=1)
+    """Another root URL for the Drive API (a proxy); default Google's."""
+
+
+class NotionRoot(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    page: str = Field(min_length=32)
+    """The root page's id (32 hex digits, with or without dashes) or its URL."""
+    audience: list[str] = Field(min_length=1)
+
+
+class NotionEntry(_ConnectorBase):
+    kind: Literal["notion"]
+    token_env: str = "SOURCED_NOTION_TOKEN"
+    roots: list[NotionRoot] = Field(default_factory=list)
+    """Each page shared with the integration, and the audience of everything under it: Notion tells an
+    integration nothing of who may read a page."""
+    audience: list[str] | None = Field(default=None, min_length=1)
+    """The audience of shared pages under no listed root; unset, such pages are not ingested."""
+    api_url: str | None = Field(default=None, min_length=1)
+
+
+ConnectorEntry = Annotated[ConfluenceEntry | DriveEntry | NotionEntry, Field(discriminator="kind")]
+
+
 class RiskKeywords(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -152,6 +223,36 @@ class SourcedConfig(BaseModel):
     sources: list[SourceRuleEntry] = Field(default_factory=list)
     stale_after_days: int = Field(default=STALE_AFTER_DAYS, ge=1)
     """A cited document last updated longer ago than this is said to be possibly out of date."""
+    connectors: list[ConnectorEntry] = Field(default_factory=list)
+    sync_every: str | None = None
+    """How often `sourced serve` syncs every connector (e.g. 15m); unset: only `sourced sync` does."""
+    full_sync_every: str = "1h"
+    """How often a sync also lists everything each source still has: what finds deleted or unshared items a
+    change feed does not report (Confluence restrictions, Notion pages unshared)."""
+
+    @field_validator("sync_every", "full_sync_every")
+    @classmethod
+    def _duration(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_duration(value)
+        return value
+
+    @field_validator("connectors")
+    @classmethod
+    def _distinct_names(cls, value: list[ConnectorEntry]) -> list[ConnectorEntry]:
+        names = [entry.name for entry in value]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"connector names must differ: {', '.join(repeated)} is used twice")
+        return value
+
+    def connector(self, name: str) -> ConnectorEntry:
+        for entry in self.connectors:
+            if entry.name == name:
+                return entry
+        known = ", ".join(entry.name for entry in self.connectors) or "none"
+        raise ConfigError(f"no connector named {name!r} in sourced.yml (configured: {known})")
+
     allow_everyone_operators: bool = False
     """`operators: [everyone]` shows that section to all staff; it must be meant, so it must be said."""
 

@@ -14,8 +14,9 @@ from sqlalchemy.engine import make_url
 from core.llm.safety import block_remote_models
 from core.storage import make_engine, migrate
 
-FOLDER_MARKS = {"e2e": "e2e", "property": "property", "fuzz": "property"}
-"""Whole folders that `make test-fast` leaves out: signed Slack requests against served apps, and searches."""
+FOLDER_MARKS = {"e2e": "e2e", "property": "property", "fuzz": "property", "connectors": "slow"}
+"""Whole folders that `make test-fast` leaves out: signed Slack requests against served apps, searches, and the
+connectors' syncs against their fake sources on loopback (a minute and a half together)."""
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -18,14 +18,19 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--roles", default="", help="comma-separated roles, e.g. hr,legal")
     parser.add_argument("--guest", action="store_true", help="ask as a guest (not `everyone`)")
     parser.add_argument("--user", default="cli-operator", help="user id recorded in the audit log")
+    parser.add_argument("--email", default=None,
+                        help="ask as the person with this e-mail address: what the connectors' sources share with "
+                             "the address, its domain and its groups (as a Slack user with a verified e-mail)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_config_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    principal = operator_principal(args.roles, guest=args.guest, user=args.user)
     sourced = application(args, progress=False)
+    principal = operator_principal(args.roles, guest=args.guest, user=args.user,
+                                   sources=sourced.source_principals.principals(args.email) if not args.guest
+                                   else frozenset())
     outcome, evidence = sourced.orchestrator.ask_with_evidence(
         Question(text=args.question, principal=principal, audience=Audience.only(principal)))
     if args.json:

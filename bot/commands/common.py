@@ -24,9 +24,10 @@ def application(args: argparse.Namespace, *, progress: bool = True) -> Sourced:
     return bootstrap(config_file=args.config, progress=progress)
 
 
-def operator_principal(roles: str, *, guest: bool, user: str) -> Principal:
-    """The principal an operator asks as, from the command line (never from the question's text)."""
-    named = {role.strip() for role in roles.split(",") if role.strip()}
+def operator_principal(roles: str, *, guest: bool, user: str, sources: frozenset[str] = frozenset()) -> Principal:
+    """The principal an operator asks as, from the command line (never from the question's text); `sources` are
+    what the connectors' sources grant an e-mail address (`core.storage.connectors.SqlSourcePrincipals`)."""
+    named = {role.strip() for role in roles.split(",") if role.strip()} | sources
     return Principal(user_id=user, roles=frozenset(named if guest else named | {EVERYONE}), is_guest=guest)
 
 

@@ -11,8 +11,10 @@ Each line is a small check function of a `Patient` (what the checks share, each 
 import argparse
 import importlib.util
 import json
+import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -29,7 +31,16 @@ from core.application.answerability import shipped_model
 from core.application.instructions import instruction_lines
 from core.application.ports import Reader
 from core.bootstrap import build_reader
-from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config
+from core.config import (
+    ConfigError,
+    ConnectorEntry,
+    DriveEntry,
+    Settings,
+    SourcedConfig,
+    config_path,
+    load_config,
+    parse_duration,
+)
 from core.llm.reader import ReaderUnavailable
 from core.retrieval.embeddings import (
     INSTALL_SEMANTIC,
@@ -40,6 +51,7 @@ from core.retrieval.embeddings import (
     choose_embedder,
     uncached,
 )
+from core.storage.connectors import ConnectorStatus, SqlConnectorState
 from core.storage.database import current_revision, head_revision, make_engine
 from core.storage.postgres import (
     index_memory,
@@ -390,10 +402,54 @@ def user_groups(patient: Patient) -> Check | None:
     return ok("user groups", f"all {sum(len(v) for v in config.roles.values())} found")
 
 
-CHECKS: tuple[Callable[[Patient], Check | None], ...] = (
+def connectors(patient: Patient) -> list[Check]:
+    """One line per connector of sourced.yml: its last sync, its lag, its last error (the index it left stays
+    in use meanwhile), and whether its credential is in the environment."""
+    config, engine = patient.config, patient.ready_engine
+    if isinstance(config, ConfigError) or not config.connectors:
+        return []
+    statuses = {status.name: status for status in SqlConnectorState(engine).statuses(
+        [entry.name for entry in config.connectors])} if engine is not None else {}
+    every = parse_duration(config.sync_every) if config.sync_every else None
+    return [_connector_check(entry, statuses.get(entry.name), every) for entry in config.connectors]
+
+
+def _connector_check(entry: ConnectorEntry, status: ConnectorStatus | None, every: timedelta | None) -> Check:
+    name = f"connector {entry.name}"
+    variable = entry.credentials_env if isinstance(entry, DriveEntry) else entry.token_env
+    if not os.environ.get(variable, "").strip():
+        return error(name, f"{entry.kind}: {variable} is not set", f"put its credential in {variable}")
+    if status is None or status.attempted_at is None:
+        return warning(name, f"{entry.kind}: never synced", f"sourced sync {entry.name}")
+    facts = {"documents": status.documents, "last_success": status.succeeded_at, "last_error": status.error}
+    if status.succeeded_at is None:
+        return error(name, f"{entry.kind}: every sync failed; last error: {status.error}",
+                     "see docs/connectors.md", **facts)
+    lag = datetime.now(UTC) - status.succeeded_at
+    said = (f"{entry.kind}: {status.documents} documents; last sync {status.succeeded_at:%Y-%m-%d %H:%M} UTC "
+            f"({_ago(lag)} ago)")
+    if status.error:
+        return warning(name, f"{said}; the last run failed: {status.error}; answers use the index that sync left",
+                       "see docs/connectors.md", **facts, lag_s=lag.total_seconds())
+    if every is not None and lag > 3 * every:
+        return warning(name, f"{said}, over three times sync_every ({entry.name} is behind)",
+                       "is `sourced serve` running?", **facts, lag_s=lag.total_seconds())
+    return ok(name, said, **facts, lag_s=lag.total_seconds())
+
+
+def _ago(lag: timedelta) -> str:
+    minutes = int(lag.total_seconds() // 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    if minutes < 48 * 60:
+        return f"{minutes // 60} h"
+    return f"{minutes // 1440} days"
+
+
+CHECKS: tuple[Callable[[Patient], Check | list[Check] | None], ...] = (
     configuration, database, index, instructions, vectors, memory,
     retrieval, embedder, reader, answerability, answer_model, audit,
-    slack_token, slack_mode, user_groups,
+    slack_token, slack_mode, user_groups, connectors,
 )
 
 
@@ -423,7 +479,9 @@ def run(args: argparse.Namespace) -> int:
 def diagnose(settings: Settings, slack: SlackSettings, *, config_file: Path | None = None) -> list[Check]:
     patient = Patient(settings, slack, config_file=config_file)
     try:
-        return [check for check in (examine(patient) for examine in CHECKS) if check is not None]
+        found = [examine(patient) for examine in CHECKS]
+        return [check for item in found for check in (item if isinstance(item, list) else [item])
+                if check is not None]
     finally:
         patient.close()
 

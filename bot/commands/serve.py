@@ -19,6 +19,7 @@ from slack_sdk.errors import SlackApiError
 from bot.app import create_bot
 from bot.commands.common import add_config_option, application
 from bot.http import GunicornServer, by_listener, metrics_app, wsgi_app
+from bot.schedule import SyncSchedule
 from bot.settings import SlackSettings, SlackSettingsError, load_slack_settings
 from bot.slack_client import verify_bot_token, web_client
 from core.bootstrap import Sourced
@@ -74,11 +75,17 @@ def serve_socket_mode(args: argparse.Namespace, settings: SlackSettings) -> int:
         raise SlackSettingsError(f"SLACK_APP_TOKEN was rejected by Slack (apps.connections.open: {code})"
                                  ) from error
     print(f"Sourced is connected to Slack (Socket Mode) as <@{bot.identity.user_id}>. Ctrl-C stops it.")
+    schedule = SyncSchedule.of(sourced)
+    if schedule is not None:
+        print(f"Connectors sync every {sourced.config.sync_every}.", flush=True)
+        schedule.start()
     try:
         threading.Event().wait()  # the handler's threads do the work; this one only waits for Ctrl-C
     except KeyboardInterrupt:
         pass
     finally:
+        if schedule is not None:
+            schedule.close()
         handler.close()  # type: ignore[no-untyped-call]  # slack_bolt leaves it unannotated
         bot.close()
     return 0
@@ -128,8 +135,13 @@ def _builder(args: argparse.Namespace, settings: SlackSettings, metrics: Metrics
     def build() -> tuple["WSGIApplication", Callable[[], None]]:
         sourced = application(args, progress=False)
         bot = create_bot(sourced, settings)
+        schedule = SyncSchedule.of(sourced)  # each worker tries; the lock lets one sync at a time
+        if schedule is not None:
+            schedule.start()
 
         def close() -> None:
+            if schedule is not None:
+                schedule.close()
             bot.close()
             sourced.engine.dispose()
 

@@ -19,14 +19,31 @@ from core.domain.outcomes import (
     ensure_citation_invariant,
     presented_kind,
 )
-from core.domain.principal import EVERYONE, GUESTS, Audience, Party, Principal, is_visible
+from core.domain.principal import (
+    DOMAIN_PREFIX,
+    EVERYONE,
+    GROUP_PREFIX,
+    GUESTS,
+    USER_PREFIX,
+    Audience,
+    Party,
+    Principal,
+    domain_principal,
+    email_principals,
+    group_principal,
+    is_visible,
+    user_principal,
+)
 from core.domain.risk import RiskAssessment, RiskLevel
 
 __all__ = [
     "ANSWERED",
+    "DOMAIN_PREFIX",
     "EVERYONE",
+    "GROUP_PREFIX",
     "GUESTS",
     "REFUSAL_KINDS",
+    "USER_PREFIX",
     "Answered",
     "Audience",
     "Citation",
@@ -51,7 +68,11 @@ __all__ = [
     "RiskLevel",
     "Thread",
     "Turn",
+    "domain_principal",
+    "email_principals",
     "ensure_citation_invariant",
+    "group_principal",
     "is_visible",
     "presented_kind",
+    "user_principal",
 ]

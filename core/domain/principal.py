@@ -1,5 +1,6 @@
 """Who asks, who will read the reply, and which documents that audience may see."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 EVERYONE = "everyone"
@@ -7,6 +8,36 @@ EVERYONE = "everyone"
 
 GUESTS = "guests"
 """The role a guest (single- or multi-channel guest, external org member) holds."""
+
+USER_PREFIX = "user:"
+DOMAIN_PREFIX = "domain:"
+GROUP_PREFIX = "group:"
+"""Principals a source names (connectors, `core.connectors`), held beside the roles of `sourced.yml`: a document
+the source shares with alice@example.com has the audience role `user:alice@example.com`, and a Slack user whose
+verified e-mail is that address holds it. `domain:example.com` is every address at the domain, and
+`group:<connector>:<id>` a group of the source, whose members the connector reads on every sync. A source's
+"anyone" is `everyone`."""
+
+
+def user_principal(email: str) -> str:
+    return USER_PREFIX + email.strip().casefold()
+
+
+def domain_principal(domain: str) -> str:
+    return DOMAIN_PREFIX + domain.strip().casefold()
+
+
+def group_principal(source: str, group_id: str) -> str:
+    return f"{GROUP_PREFIX}{source}:{group_id}"
+
+
+def email_principals(email: str) -> frozenset[str]:
+    """What a verified e-mail address holds by itself: the address, and its domain."""
+    address = email.strip().casefold()
+    local, at, domain = address.rpartition("@")
+    if not at or not local or not domain:
+        return frozenset()
+    return frozenset({user_principal(address), domain_principal(domain)})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +90,16 @@ class Audience:
     def only(cls, principal: Principal) -> "Audience":
         """A reply only the asker sees (ephemeral, DM, the CLI)."""
         return cls(parties=(principal.party,))
+
+    @classmethod
+    def of(cls, parties: Iterable[Party], *, posted_in: str | None = None) -> "Audience":
+        """The audience of several readers, without those another makes redundant: a reader who holds every role
+        a stricter reader holds sees everything that one sees, so only the strictest readers decide (a channel of
+        2,000 members who all hold `everyone` and their own e-mail is decided by a handful)."""
+        unique = list(dict.fromkeys(parties))
+        kept = [party for party in unique
+                if not any(other.effective_roles < party.effective_roles for other in unique)]
+        return cls(parties=tuple(kept), posted_in=posted_in)
 
     def role_sets(self) -> tuple[frozenset[str], ...]:
         return tuple(party.effective_roles for party in self.parties)

@@ -52,7 +52,7 @@ def chunk_document(doc: SourceDocument, *, max_chars: int = MAX_CHARS,
     ids = _ChunkIds(doc.doc_id)
     for path, anchor, section_pieces in _sections(doc):
         section_id = ids.section(path)
-        heading = PATH_SEPARATOR.join(path)
+        heading = PATH_SEPARATOR.join((*doc.trail, *path))  # a page moved elsewhere keeps its chunk ids
         for number, run in enumerate(windows(section_pieces, max_chars=max_chars, overlap=overlap), 1):
             window = render(run)
             drafts.append(ChunkDraft(chunk_id=ids.window(section_id, number), ordinal=len(drafts),

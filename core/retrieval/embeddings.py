@@ -23,7 +23,7 @@ import importlib.util
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
@@ -41,7 +41,7 @@ from core.config import Settings
 from core.domain import Audience, is_visible
 from core.retrieval.chunking import ChunkDraft
 from core.retrieval.ingest import Beside, Ingestor, IngestReport
-from core.retrieval.stored_vectors import ChunkVector, store_vectors
+from core.retrieval.stored_vectors import ChunkVector, read_vectors, store_vectors
 from core.retrieval.vector_search import (
     EXACT_LIMIT,
     ExactSearch,
@@ -303,12 +303,19 @@ class EmbeddingIngestor(Ingestor):
         self.embedder = embedder
         self.last_embedded = 0
 
-    def _beside(self, drafts: Sequence[ChunkDraft]) -> Beside:
-        texts = [chunk_text_for_embedding(draft.heading, draft.text) for draft in drafts]
+    def _beside(self, drafts: Sequence[ChunkDraft], old: Mapping[str, tuple[str, str]]) -> Beside:
+        """The drafts' vectors: a chunk stored before under the same id, heading and text keeps its vector (a
+        page whose one section changed, or whose audience did, embeds that section alone, or nothing)."""
+        same = [draft.chunk_id for draft in drafts if old.get(draft.chunk_id) == (draft.heading, draft.content_hash)]
+        kept = read_vectors(self._embedding_engine, model=self.embedder.model_id, chunk_ids=same)
+        fresh = [draft for draft in drafts if draft.chunk_id not in kept]
+        texts = [chunk_text_for_embedding(draft.heading, draft.text) for draft in fresh]
         matrix = as_matrix(uncached(self.embedder), texts) if texts else np.zeros((0, 0), dtype=np.float32)
-        vectors = [ChunkVector(chunk_id=draft.chunk_id, content_hash=draft.content_hash, vector=vector)
-                   for draft, vector in zip(drafts, matrix, strict=True)]
-        self.last_embedded += len(vectors)
+        computed = dict(zip((draft.chunk_id for draft in fresh), matrix, strict=True))
+        vectors = [ChunkVector(chunk_id=draft.chunk_id, content_hash=draft.content_hash,
+                               vector=kept[draft.chunk_id] if draft.chunk_id in kept else computed[draft.chunk_id])
+                   for draft in drafts]
+        self.last_embedded += len(fresh)
         return lambda connection: store_vectors(connection, model=self.embedder.model_id, vectors=vectors)
 
     def ingest(self, root: Path) -> IngestReport:

@@ -17,13 +17,13 @@ Every transaction starts with a write, so on SQLite it waits for the lock (the b
 records meanwhile) instead of failing when a read transaction cannot be upgraded.
 """
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -132,7 +132,25 @@ class _Stored:
     supersedes: tuple[str, ...]
     chunker: str | None
     metadata: tuple[Any, ...] = ()
-    """Title, owner, link, date, format and audience: with `sources:` rules they change without the bytes."""
+    """Title, owner, link, date, format, audience, origin and place in its source: with `sources:` rules and
+    connectors they change without the bytes."""
+    source_version: str | None = None
+
+    @property
+    def origin(self) -> str | None:
+        return self.metadata[6] if len(self.metadata) > 6 else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoredItem:
+    """A connector's document as stored: what a sync compares the source's listing with."""
+
+    doc_id: str
+    source_version: str | None
+    audience: frozenset[str]
+
+
+Stored = Literal["added", "updated", "unchanged"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -155,7 +173,8 @@ class Ingestor:
         self._full_text = supports_full_text(engine.dialect.name)
 
     def ingest(self, root: Path) -> IngestReport:
-        """Load `root` and bring the stored documents, chunks, roles and full-text rows in line with it."""
+        """Load `root` and bring the stored documents, chunks, roles and full-text rows in line with it. The
+        documents of connectors are not the folder's: they stay."""
         with ingest_lock(self._engine):
             report = self._ingest(root)
             self._finish()
@@ -163,9 +182,35 @@ class Ingestor:
                 refresh_statistics(self._engine)
             return report
 
+    @contextmanager
+    def writing(self) -> Iterator["Writer"]:
+        """Documents stored and removed one at a time (a connector's sync), under the ingestion lock for the
+        whole block; what is left to embed is embedded when the block ends without an error."""
+        with ingest_lock(self._engine):
+            writer = Writer(self)
+            yield writer
+            self._finish()
+            if writer.changed:
+                refresh_statistics(self._engine)
+
+    def stored_items(self, origin: str) -> dict[str, StoredItem]:
+        """A connector's stored documents by id, with the source version and audience each was stored with."""
+        with self._engine.connect() as connection:
+            rows = connection.execute(select(DocumentRow.doc_id, DocumentRow.source_version)
+                                      .where(DocumentRow.origin == origin)).all()
+            roles: dict[str, set[str]] = {}
+            for doc_id, role in connection.execute(
+                    select(DocumentRoleRow.doc_id, DocumentRoleRow.role)
+                    .join(DocumentRow, DocumentRow.doc_id == DocumentRoleRow.doc_id)
+                    .where(DocumentRow.origin == origin)):
+                roles.setdefault(doc_id, set()).add(role)
+        return {doc_id: StoredItem(doc_id=doc_id, source_version=version,
+                                   audience=frozenset(roles.get(doc_id, ())))
+                for doc_id, version in rows}
+
     def _ingest(self, root: Path) -> IngestReport:
         loaded = self.load(root)
-        stored = self._stored()
+        stored = self._stored(origin=None)
         tally = _Tally(errors=list(loaded.errors), notes=list(loaded.notes()),
                        instructions=[line for document in loaded.documents for line in _instructions(document)],
                        warnings=[LoadError(path=document.path, reason=warning) for document in loaded.documents
@@ -185,9 +230,9 @@ class Ingestor:
         with self._progress_bar(count_source_files(root), "reading") as advance:
             return load_knowledge_base(root, rules=self._rules, progress=lambda _path: advance())
 
-    def _beside(self, drafts: Sequence[ChunkDraft]) -> Beside:
+    def _beside(self, drafts: Sequence[ChunkDraft], old: Mapping[str, tuple[str, str]]) -> Beside:
         """Computed before a document's transaction, run inside it after its chunks are written. Nothing here;
-        the embedding ingestor writes the chunks' vectors."""
+        the embedding ingestor writes the chunks' vectors (reusing those of `old` chunks that are the same)."""
         return lambda _connection: None
 
     def _finish(self) -> None:
@@ -202,9 +247,16 @@ class Ingestor:
                 tally.updated.append(document.doc_id)
             return
         drafts = chunk_document(document)
-        beside = self._beside(drafts)
+        beside = self._beside(drafts, self._old_chunks(document.doc_id) if previous is not None else {})
         if self._guarded(document.path, tally, lambda c: self._replace(c, document, drafts, beside, tally)):
             (tally.added if previous is None else tally.updated).append(document.doc_id)
+
+    def _old_chunks(self, doc_id: str) -> dict[str, tuple[str, str]]:
+        """A stored document's chunks: id -> (heading, content hash), what says a chunk is the same again."""
+        with self._engine.connect() as connection:
+            rows = connection.execute(select(ChunkRow.chunk_id, ChunkRow.heading, ChunkRow.content_hash)
+                                      .where(ChunkRow.doc_id == doc_id)).all()
+        return {chunk_id: (heading, content) for chunk_id, heading, content in rows}
 
     def _guarded(self, path: Path, tally: _Tally, work: Callable[[Connection], None]) -> bool:
         """Run `work` in its own transaction; a database error becomes the file's error, not the run's."""
@@ -267,19 +319,29 @@ class Ingestor:
         highest = connection.execute(select(func.max(ChunkRow.fts_rowid))).scalar() or 0
         return range(highest + 1, highest + 1 + count)
 
-    def _stored(self) -> dict[str, _Stored]:
+    def _stored(self, *, origin: str | None, doc_id: str | None = None) -> dict[str, _Stored]:
+        """The stored documents of the folder (`origin` None) or of one connector, or the one `doc_id` names."""
         columns = select(DocumentRow.doc_id, DocumentRow.file_sha256, DocumentRow.source_path,
                          DocumentRow.supersedes, DocumentRow.chunker, DocumentRow.title, DocumentRow.owner,
-                         DocumentRow.url, DocumentRow.updated, DocumentRow.format)
+                         DocumentRow.url, DocumentRow.updated, DocumentRow.format, DocumentRow.source_version,
+                         DocumentRow.origin)
+        roles_query = select(DocumentRoleRow.doc_id, DocumentRoleRow.role)
+        if doc_id is not None:
+            columns = columns.where(DocumentRow.doc_id == doc_id)
+            roles_query = roles_query.where(DocumentRoleRow.doc_id == doc_id)
+        else:
+            columns = columns.where(DocumentRow.origin.is_(None) if origin is None else DocumentRow.origin == origin)
         with self._engine.connect() as connection:
             rows = connection.execute(columns).all()
             roles: dict[str, list[str]] = {}
-            for doc_id, role in connection.execute(select(DocumentRoleRow.doc_id, DocumentRoleRow.role)):
-                roles.setdefault(doc_id, []).append(role)
+            for found, role in connection.execute(roles_query):
+                roles.setdefault(found, []).append(role)
         return {row.doc_id: _Stored(file_sha256=row.file_sha256, source_path=row.source_path,
                                     supersedes=tuple(row.supersedes or ()), chunker=row.chunker,
                                     metadata=(row.title, row.owner, row.url, row.updated, row.format or "markdown",
-                                              tuple(sorted(roles.get(row.doc_id, ())))))
+                                              tuple(sorted(roles.get(row.doc_id, ()))), row.origin,
+                                              _trail(row.source_path, row.origin)),
+                                    source_version=row.source_version)
                 for row in rows}
 
 
@@ -293,6 +355,51 @@ class Ingestor:
             yield lambda: progress.advance(task)
 
 
+class Writer:
+    """One document at a time into the index, for a connector's sync (`Ingestor.writing`). Each call is its own
+    transaction: a crash between two calls leaves every document either as it was or as it is now."""
+
+    def __init__(self, ingestor: Ingestor) -> None:
+        self._ingestor = ingestor
+        self._tally = _Tally()
+        self.changed = False
+
+    def put(self, document: SourceDocument) -> Stored | LoadError:
+        """Store a connector's document, replacing what its id held; unchanged bytes and metadata store nothing.
+        A document of another origin (the folder, another connector) with the same id is never replaced."""
+        tally = _Tally()
+        previous = self._ingestor._stored(origin=document.origin, doc_id=document.doc_id).get(document.doc_id)
+        if previous is not None and previous.origin != document.origin:
+            return LoadError(path=document.path, reason=f"document id {document.doc_id!r} belongs to another source")
+        self._ingestor._ingest_document(document, previous, tally)
+        self._merge(tally)
+        if tally.errors:
+            return tally.errors[0]
+        if tally.unchanged:
+            return "unchanged"
+        self.changed = True
+        return "added" if tally.added else "updated"
+
+    def remove(self, doc_id: str, *, origin: str) -> bool:
+        """Remove a connector's document (gone from the source, or no longer shared); False if it was not there."""
+        if not self._ingestor._stored(origin=origin, doc_id=doc_id):
+            return False
+        tally = _Tally()
+        removed = self._ingestor._guarded(Path(doc_id), tally, partial(self._ingestor._remove, doc_id=doc_id,
+                                                                        tally=tally))
+        self._merge(tally)
+        self.changed = self.changed or removed
+        return removed
+
+    def report(self) -> IngestReport:
+        return self._tally.report(chunks=count_rows(self._ingestor._engine, ChunkRow))
+
+    def _merge(self, tally: _Tally) -> None:
+        for name in ("added", "updated", "unchanged", "removed", "errors", "changed_chunk_ids",
+                     "removed_chunk_ids"):
+            getattr(self._tally, name).extend(getattr(tally, name))
+
+
 def _instructions(document: SourceDocument) -> list[InstructionLine]:
     """Every document loaded, changed or not: the warning stands until the line is taken out."""
     return [InstructionLine(path=document.path, line=document.body_line + number - 1)
@@ -300,27 +407,46 @@ def _instructions(document: SourceDocument) -> list[InstructionLine]:
 
 
 def _fingerprint(document: SourceDocument) -> _Stored:
-    return _Stored(file_sha256=document.file_sha256, source_path=document.path.as_posix(),
-                   supersedes=document.supersedes, chunker=CHUNKER_VERSION, metadata=_metadata(document))
+    return _Stored(file_sha256=document.file_sha256, source_path=_source_path(document),
+                   supersedes=document.supersedes, chunker=CHUNKER_VERSION, metadata=_metadata(document),
+                   source_version=document.source_version)
 
 
 def _metadata(document: SourceDocument) -> tuple[Any, ...]:
     return (document.title, document.owner, document.url, document.updated, document.format,
-            tuple(sorted(document.audience)))
+            tuple(sorted(document.audience)), document.origin, document.trail)
+
+
+TRAIL_SEPARATOR: Final = " > "
+
+
+def _source_path(document: SourceDocument) -> str:
+    """A file's path in the folder; for a connector's item its id in the source and its trail there, so that a
+    page moved under another parent is re-chunked (its heading paths start with the trail)."""
+    if document.origin is None:
+        return document.path.as_posix()
+    return TRAIL_SEPARATOR.join((document.path.as_posix(), *document.trail))
+
+
+def _trail(source_path: str, origin: str | None) -> tuple[str, ...]:
+    return () if origin is None else tuple(source_path.split(TRAIL_SEPARATOR)[1:])
 
 
 def _refresh_metadata(connection: Connection, document: SourceDocument) -> None:
-    """Same bytes, but moved or newly superseding a document added since: only the row changes."""
+    """Same bytes, but moved, newly superseding a document added since, or at a new version of its source that
+    changed nothing read: only the row changes."""
     connection.execute(update(DocumentRow).where(DocumentRow.doc_id == document.doc_id).values(
-        source_path=document.path.as_posix(), supersedes=list(document.supersedes)))
+        source_path=_source_path(document), supersedes=list(document.supersedes),
+        source_version=document.source_version))
 
 
 def _document_row(document: SourceDocument, now: datetime) -> dict[str, Any]:
     return {
-        "doc_id": document.doc_id, "source_path": document.path.as_posix(), "title": document.title,
+        "doc_id": document.doc_id, "source_path": _source_path(document), "title": document.title,
         "owner": document.owner, "updated": document.updated, "url": document.url,
         "file_sha256": document.file_sha256, "supersedes": list(document.supersedes), "ingested_at": now,
-        "chunker": CHUNKER_VERSION, "format": document.format,
+        "chunker": CHUNKER_VERSION, "format": document.format, "origin": document.origin,
+        "source_version": document.source_version,
     }
 
 

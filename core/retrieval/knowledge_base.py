@@ -92,6 +92,13 @@ class SourceDocument:
     from it shows the age but never decides which edition supersedes which."""
     ignored_keys: tuple[str, ...] = ()
     """Front-matter keys of other tools (a site generator's `sidebar`, `slug`), read past."""
+    origin: str | None = None
+    """The connector the document came from (`core.connectors`); None for a file of the knowledge-base folder."""
+    source_version: str | None = None
+    """The source's version of the item, so an item listed again unchanged is not downloaded again."""
+    trail: tuple[str, ...] = ()
+    """Where the document stands in its source (a Confluence page's space and ancestors): the root of its
+    chunks' heading paths, before the title."""
 
     @cached_property
     def content(self) -> Document:

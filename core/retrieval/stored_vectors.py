@@ -6,14 +6,15 @@ in-memory vector search loads. On PostgreSQL the vector is stored once, in pgvec
 (`core.storage.postgres`), which the database searches itself; the bytes column is left empty there.
 """
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from sqlalchemy import Connection, delete, insert
+from sqlalchemy import Connection, Engine, delete, insert, select, text
 
-from core.storage.postgres import write_pgvectors
+from core.storage.postgres import VECTOR_TABLE, write_pgvectors
 from core.storage.tables import ChunkEmbeddingRow
 
 
@@ -37,3 +38,20 @@ def store_vectors(connection: Connection, *, model: str, vectors: Sequence[Chunk
         for row in vectors])
     if in_database:
         write_pgvectors(connection, model=model, vectors=[(row.chunk_id, row.vector.tolist()) for row in vectors])
+
+
+def read_vectors(engine: Engine, *, model: str, chunk_ids: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+    """The stored vectors of `model` for these chunks (those it has), to be written again unchanged when their
+    document is replaced but they are not."""
+    if not chunk_ids:
+        return {}
+    with engine.connect() as connection:
+        if connection.dialect.name == "postgresql":
+            rows = connection.execute(text(f"SELECT chunk_id, CAST(embedding AS text) FROM {VECTOR_TABLE} "
+                                           "WHERE model = :model AND chunk_id = ANY(:ids)"),
+                                      {"model": model, "ids": list(chunk_ids)}).all()
+            return {chunk_id: np.array(json.loads(literal), dtype=np.float32) for chunk_id, literal in rows}
+        rows = connection.execute(select(ChunkEmbeddingRow.chunk_id, ChunkEmbeddingRow.vector)
+                                  .where(ChunkEmbeddingRow.model == model,
+                                         ChunkEmbeddingRow.chunk_id.in_(list(chunk_ids)))).all()
+    return {chunk_id: np.frombuffer(vector, dtype="<f4").astype(np.float32) for chunk_id, vector in rows if vector}

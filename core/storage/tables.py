@@ -93,6 +93,12 @@ class DocumentRow(Base):
     """The chunker version that cut the document's chunks (`core.retrieval.chunking.CHUNKER_VERSION`)."""
     format: Mapped[str | None] = mapped_column(String)
     """The file's format (`markdown`, `pdf`, `pptx`, ...): what a chunk's page number counts (pages, slides)."""
+    origin: Mapped[str | None] = mapped_column(String, index=True)
+    """The connector the document came from (`core.connectors`); NULL for the knowledge-base folder. An ingest
+    of the folder never removes a connector's documents, nor a sync the folder's."""
+    source_version: Mapped[str | None] = mapped_column(String)
+    """The source's version of the item (a Confluence version number, a Drive file's version, a Notion page's
+    last edit): an item listed with the same version is not downloaded again."""
 
 
 class DocumentRoleRow(Base):
@@ -251,6 +257,34 @@ class ConversationTurnRow(Base):
     cited: Mapped[list[str]]
     created_at: Mapped[datetime]
     expires_at: Mapped[datetime] = mapped_column(index=True)
+
+
+class ConnectorStateRow(Base):
+    """One connector's sync: where its change feed stands (`cursor`, the connector's own text), when its last
+    full "what still exists" pass ran, and how its last run went."""
+
+    __tablename__ = "connector_state"
+
+    name: Mapped[str] = mapped_column(String, primary_key=True)
+    cursor: Mapped[str | None] = mapped_column(Text)
+    full_pass_at: Mapped[datetime | None]
+    attempted_at: Mapped[datetime | None]
+    succeeded_at: Mapped[datetime | None]
+    error: Mapped[str | None] = mapped_column(Text)
+    """The last run's failure, in one line, until a run succeeds; the last good index stays meanwhile."""
+    summary: Mapped[str | None] = mapped_column(Text)
+
+
+class SourceGroupMemberRow(Base):
+    """A member (by e-mail) of a group of a source, as its connector last read it: who holds the audience role
+    `group:<connector>:<group id>`."""
+
+    __tablename__ = "source_group_members"
+    __table_args__ = (Index("ix_source_group_members_email", "email"),)
+
+    connector: Mapped[str] = mapped_column(String, primary_key=True)
+    group_id: Mapped[str] = mapped_column(String, primary_key=True)
+    email: Mapped[str] = mapped_column(String, primary_key=True)
 
 
 def count_rows(engine: Engine, table: type[Base]) -> int:

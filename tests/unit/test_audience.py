@@ -36,7 +36,7 @@ def test_a_dm_is_read_by_the_asker_alone_without_asking_slack() -> None:
 def test_a_public_channel_is_everyone_plus_the_asker_so_restricted_documents_stay_out() -> None:
     audience = policy(workspace()).for_channel(HR_MEMBER, "CPUBLIC")
     assert Party(roles=frozenset({EVERYONE})) in audience.parties
-    assert HR_MEMBER.party in audience.parties
+    assert Audience.of([*audience.parties, HR_MEMBER.party], posted_in="CPUBLIC") == audience  # the asker reads it
     assert is_visible(STAFF_DOCUMENT, audience)
     assert not is_visible(HR_DOCUMENT, audience)
 
@@ -82,3 +82,43 @@ def test_channel_facts_and_the_guest_list_are_cached() -> None:
         audiences.for_channel(HR_MEMBER, "CPUBLIC")
     assert api.calls["conversations.info"] == 2
     assert api.calls["users.list"] == 1
+
+
+# -- with connectors: every member's own access in the sources -----------------------------------------------
+
+SOURCE_GRANTS = {"alice@example.com": frozenset({"user:alice@example.com", "group:wiki:people"}),
+                 "bob@example.com": frozenset({"user:bob@example.com"})}
+PEOPLE_PAGE = frozenset({"group:wiki:people"})
+SHARED_WITH_BOTH = frozenset({"user:alice@example.com", "user:bob@example.com"})
+
+
+def with_emails() -> FakeSlackApi:
+    return FakeSlackApi(
+        users={"UALICE": {"profile": {"email": "Alice@Example.com"}}, "UBOB": {"profile": {"email": "bob@example.com"}},
+               "UGUEST": {"is_restricted": True, "profile": {"email": "alice@example.com"}},
+               "UBOT": {"is_bot": True, "profile": {}}},  # the bot is a member of every channel it answers in
+        channels={"CPUBLIC": {}, "CALICE": {}, "CGUESTS": {}},
+        members={"CPUBLIC": ["UALICE", "UBOB", "UBOT"], "CALICE": ["UALICE", "UBOT"],
+                 "CGUESTS": ["UALICE", "UGUEST", "UBOT"]},
+    )
+
+
+def source_policy(api: FakeSlackApi) -> AudiencePolicy:
+    return AudiencePolicy(api, channels={}, ttl_s=60, sources=lambda email: SOURCE_GRANTS.get(email or "", frozenset()),
+                          guests=GuestDirectory(api, ttl_s=60))  # type: ignore[arg-type]
+
+
+def test_with_connectors_a_document_is_used_in_a_channel_only_if_every_member_may_read_it() -> None:
+    policy = source_policy(with_emails())
+    alice = Principal(user_id="UALICE", roles=frozenset({EVERYONE}) | SOURCE_GRANTS["alice@example.com"])
+    assert is_visible(PEOPLE_PAGE, policy.for_channel(alice, "CALICE"))
+    assert not is_visible(PEOPLE_PAGE, policy.for_channel(alice, "CPUBLIC"))  # bob is not in the group
+    assert is_visible(SHARED_WITH_BOTH, policy.for_channel(alice, "CPUBLIC"))
+    assert is_visible(STAFF_DOCUMENT, policy.for_channel(alice, "CPUBLIC"))
+
+
+def test_a_guest_in_the_channel_narrows_it_to_the_guests_role_whatever_the_sources_say() -> None:
+    policy = source_policy(with_emails())
+    alice = Principal(user_id="UALICE", roles=frozenset({EVERYONE}) | SOURCE_GRANTS["alice@example.com"])
+    audience = policy.for_channel(alice, "CGUESTS")
+    assert GUEST_PARTY in audience.parties and not is_visible(PEOPLE_PAGE, audience)

@@ -28,6 +28,10 @@ SETTINGS_CLASSES: Final[tuple[type[BaseSettings], ...]] = (Settings, SlackSettin
 
 READ_OUTSIDE_THE_SETTINGS: Final = {
     "PROMETHEUS_MULTIPROC_DIR": "bot/http.py",  # prometheus-client's own variable, read by it and by bot/http.py
+    # the connectors' credentials, in the variables sourced.yml names (these are the defaults)
+    "SOURCED_CONFLUENCE_TOKEN": "core/config.py",
+    "SOURCED_NOTION_TOKEN": "core/config.py",
+    "GOOGLE_APPLICATION_CREDENTIALS": "core/config.py",
 }
 """Variables the product reads without a settings class, and the file that reads each."""
 
@@ -56,6 +60,8 @@ def environment_variables(settings: type[BaseSettings]) -> set[str]:
 def _models_in(annotation: object) -> list[type[BaseModel]]:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [annotation]
+    if typing.get_origin(annotation) is typing.Annotated:  # a discriminated union (`connectors`)
+        return _models_in(get_args(annotation)[0])
     if typing.get_origin(annotation) in (list, tuple, typing.Union, types.UnionType):
         return [model for argument in get_args(annotation) for model in _models_in(argument)]
     return []

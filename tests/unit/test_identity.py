@@ -106,3 +106,24 @@ def test_signed_ids_come_from_bolts_context_of_the_verified_body() -> None:
     context: dict[str, Any] = {"user_id": "UALICE", "team_id": "T1", "enterprise_id": "E1"}
     assert signed_ids(context) == SignedIds(user_id="UALICE", team_id="T1", enterprise_id="E1")
     assert signed_ids({}) is None
+
+
+def test_a_verified_email_brings_what_the_sources_share_with_it_and_a_guest_gets_none_of_it() -> None:
+    api = FakeSlackApi(users={"UALICE": {"team_id": "T1", "profile": {"email": "Alice@Example.com"}},
+                              "UGUEST": {"team_id": "T1", "is_restricted": True,
+                                         "profile": {"email": "alice@example.com"}},
+                              "UNOMAIL": {"team_id": "T1", "profile": {}}})
+    seen: list[str | None] = []
+
+    def sources(email: str | None) -> frozenset[str]:
+        seen.append(email)
+        return frozenset({f"user:{email}", "group:wiki:people"}) if email else frozenset()
+
+    identity = IdentityResolver(api, roles={}, home=HOME, ttl_s=60, sources=sources)  # type: ignore[arg-type]
+    alice = identity.principal(SignedIds(user_id="UALICE", team_id="T1"))
+    assert alice is not None and alice.roles == {EVERYONE, "user:alice@example.com", "group:wiki:people"}
+    guest = identity.principal(SignedIds(user_id="UGUEST", team_id="T1"))
+    assert guest is not None and guest.roles == frozenset()
+    nobody = identity.principal(SignedIds(user_id="UNOMAIL", team_id="T1"))
+    assert nobody is not None and nobody.roles == {EVERYONE}
+    assert seen == ["alice@example.com", None]

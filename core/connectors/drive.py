@@ -1,0 +1,259 @@
+"""Google Drive: the files a service account can read (shared with it, or every user's with domain-wide
+delegation), shared drives included, through `google-api-python-client`.
+
+The change feed is `changes.list` from a start page token (`supportsAllDrives`, `includeItemsFromAllDrives`,
+`includeRemoved`): a file edited, moved, trashed, shared or unshared is a change, and one the account may no
+longer read is `removed`. The first sync takes a start token, then lists every file, so nothing changed while it
+listed is missed. Google Docs, Slides and Sheets are exported as `.docx`, `.pptx` and `.csv`; PDFs, Office files,
+Markdown and text are downloaded as they are; other kinds (folders, forms, images) are not documents.
+
+Who may read a file: its permissions as `permissions.list` gives them, inherited ones included (a shared drive's
+members, a folder's sharing): users and groups by e-mail, a domain, anyone (with the link too). A group's members
+come from the Admin SDK's directory, which needs domain-wide delegation (`subject`); without it a group grants
+no one. A file's `version` grows with every change to it, its permissions included, so a listed version is
+enough to tell an unchanged file.
+
+Credentials: the path of the service account's JSON key file, from the environment; the library signs its token
+requests with the key, and `execute(num_retries=...)` backs off on 429 and 5xx.
+"""
+
+import json
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from datetime import date, datetime
+from typing import Any, Final
+
+from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef
+
+SCOPES: Final = ("https://www.googleapis.com/auth/drive.readonly",
+                 "https://www.googleapis.com/auth/admin.directory.group.member.readonly")
+EXPORTS: Final = {
+    "application/vnd.google-apps.document": ("application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+                                             ".docx"),
+    "application/vnd.google-apps.presentation": (
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation", ".pptx"),
+    "application/vnd.google-apps.spreadsheet": ("text/csv", ".csv"),
+}
+DOWNLOADS: Final = {
+    "application/pdf": ".pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": ".pptx",
+    "text/csv": ".csv", "text/markdown": ".md", "text/plain": ".txt", "text/html": ".html",
+}
+FILE_FIELDS: Final = "id,name,mimeType,version,modifiedTime,webViewLink,trashed,driveId"
+PAGE_SIZE: Final = 100
+
+
+class DriveConnector:
+    def __init__(self, *, name: str, key_file: str | None = None, subject: str | None = None,
+                 drives: Sequence[str] = (), api_url: str | None = None, retries: int = 5,
+                 page_size: int = PAGE_SIZE, services: tuple[Any, Any] | None = None) -> None:
+        self._name = name
+        self._drives = frozenset(drives)
+        self._retries = retries
+        self._page_size = page_size
+        self._delegated = subject is not None
+        self._drive, self._directory = services or _services(key_file or "", subject, api_url)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def changes(self, cursor: str | None) -> Iterator[Changes]:
+        token = json.loads(cursor)["token"] if cursor else None
+        if token is None:
+            start = self._call(self._drive.changes().getStartPageToken(supportsAllDrives=True))["startPageToken"]
+            yield from self._everything(json.dumps({"token": start}))
+            return
+        while True:
+            page = self._feed_page(token)
+            if page is None:  # the token expired: start again from a new one, with a full pass
+                start = self._call(self._drive.changes().getStartPageToken(supportsAllDrives=True))["startPageToken"]
+                yield Changes(refs=(), cursor=json.dumps({"token": start}), full=True)
+                return
+            refs = tuple(self._change_ref(change) for change in page.get("changes") or ()
+                         if change.get("changeType", "file") == "file" and change.get("fileId"))
+            drives_changed = any(change.get("changeType") == "drive" for change in page.get("changes") or ())
+            following = page.get("nextPageToken")
+            yield Changes(refs=refs, cursor=json.dumps({"token": following or page["newStartPageToken"]}),
+                          full=drives_changed)
+            if not following:
+                return
+            token = following
+
+    def fetch(self, ref: ItemRef) -> Item | None:
+        try:
+            found = self._call(self._drive.files().get(fileId=ref.item_id, fields=FILE_FIELDS,
+                                                      supportsAllDrives=True))
+        except _NotFound:
+            return None
+        if found.get("trashed") or not self._in_scope(found):
+            return None
+        kind = str(found.get("mimeType") or "")
+        if kind in EXPORTS:
+            export_type, suffix = EXPORTS[kind]
+            request = self._drive.files().export_media(fileId=ref.item_id, mimeType=export_type)
+        elif kind in DOWNLOADS:
+            suffix = DOWNLOADS[kind]
+            request = self._drive.files().get_media(fileId=ref.item_id, supportsAllDrives=True)
+        else:
+            return None
+        access = self._access(ref.item_id)
+        try:
+            content = self._call(request)
+        except _NotFound:
+            return None
+        name = str(found.get("name") or ref.item_id)
+        title = name.removesuffix(suffix) if name.lower().endswith(suffix) else name
+        return Item(item_id=ref.item_id, title=title, access=access, version=str(found.get("version")),
+                    url=found.get("webViewLink"), updated=_day(found.get("modifiedTime")),
+                    content=bytes(content), suffix=suffix)
+
+    def existing(self) -> Iterator[ItemRef]:
+        for batch in self._everything(""):
+            yield from batch.refs
+
+    def members(self, groups: Collection[str]) -> Mapping[str, frozenset[str]]:
+        """Each group's members by e-mail, from the directory; none without domain-wide delegation."""
+        found: dict[str, frozenset[str]] = {}
+        for group in groups:
+            emails: set[str] = set()
+            token = None
+            while self._delegated:
+                try:
+                    page = self._call(self._directory.members().list(groupKey=group, pageToken=token,
+                                                                     includeDerivedMembership=True))
+                except _NotFound:
+                    break
+                emails.update(str(member["email"]).casefold() for member in page.get("members") or ()
+                              if member.get("email") and member.get("type", "USER") == "USER")
+                token = page.get("nextPageToken")
+                if not token:
+                    break
+            found[group] = frozenset(emails)
+        return found
+
+    # -- reading ----------------------------------------------------------------------------------------
+
+    def _everything(self, cursor: str) -> Iterator[Changes]:
+        token = None
+        while True:
+            page = self._call(self._drive.files().list(
+                q="trashed = false", corpora="allDrives", includeItemsFromAllDrives=True, supportsAllDrives=True,
+                pageSize=self._page_size, pageToken=token, fields=f"nextPageToken,files({FILE_FIELDS})"))
+            refs = tuple(ItemRef(item_id=str(found["id"]), version=str(found.get("version")))
+                         for found in page.get("files") or () if self._readable(found))
+            yield Changes(refs=refs, cursor=cursor)
+            token = page.get("nextPageToken")
+            if not token:
+                return
+
+    def _feed_page(self, token: str) -> Mapping[str, Any] | None:
+        from googleapiclient.errors import HttpError  # noqa: PLC0415  # the connectors extra is optional
+
+        try:
+            page: Mapping[str, Any] = self._call(self._drive.changes().list(
+                pageToken=token, pageSize=self._page_size, includeRemoved=True, supportsAllDrives=True,
+                includeItemsFromAllDrives=True, spaces="drive",
+                fields=f"nextPageToken,newStartPageToken,changes(changeType,fileId,removed,file({FILE_FIELDS}))"),
+                raw_errors=True)
+            return page
+        except HttpError as error:
+            if error.resp.status in (400, 404, 410):
+                return None
+            raise ConnectorError(f"Google Drive: HTTP {error.resp.status} on changes.list") from None
+
+    def _change_ref(self, change: Mapping[str, Any]) -> ItemRef:
+        found = change.get("file") or {}
+        gone = bool(change.get("removed") or found.get("trashed") or (found and not self._readable(found)))
+        return ItemRef(item_id=str(change["fileId"]), version=None if gone else str(found.get("version")),
+                       deleted=gone)
+
+    def _readable(self, found: Mapping[str, Any]) -> bool:
+        kind = str(found.get("mimeType") or "")
+        return (kind in EXPORTS or kind in DOWNLOADS) and not found.get("trashed") and self._in_scope(found)
+
+    def _in_scope(self, found: Mapping[str, Any]) -> bool:
+        return not self._drives or found.get("driveId") in self._drives
+
+    def _access(self, file_id: str) -> Access:
+        users: set[str] = set()
+        groups: set[str] = set()
+        domains: set[str] = set()
+        anyone = False
+        token = None
+        while True:
+            page = self._call(self._drive.permissions().list(
+                fileId=file_id, supportsAllDrives=True, pageToken=token,
+                fields="nextPageToken,permissions(id,type,role,emailAddress,domain,deleted,permissionDetails)"))
+            for permission in page.get("permissions") or ():
+                if permission.get("deleted"):
+                    continue
+                kind = permission.get("type")
+                if kind == "user" and permission.get("emailAddress"):
+                    users.add(str(permission["emailAddress"]).casefold())
+                elif kind == "group" and permission.get("emailAddress"):
+                    groups.add(str(permission["emailAddress"]).casefold())
+                elif kind == "domain" and permission.get("domain"):
+                    domains.add(str(permission["domain"]).casefold())
+                elif kind == "anyone":
+                    anyone = True
+            token = page.get("nextPageToken")
+            if not token:
+                return Access(anyone=anyone, domains=frozenset(domains), users=frozenset(users),
+                              groups=frozenset(groups))
+
+    def _call(self, request: Any, *, raw_errors: bool = False) -> Any:
+        """Run a request with the library's backoff; an error becomes one line (never a credential)."""
+        from google.auth.exceptions import GoogleAuthError  # noqa: PLC0415
+        from googleapiclient.errors import HttpError  # noqa: PLC0415
+
+        try:
+            return request.execute(num_retries=self._retries)
+        except HttpError as error:
+            if error.resp.status == 404:
+                raise _NotFound from None
+            if raw_errors:
+                raise
+            reason = "the service account was refused" if error.resp.status in (401, 403) else "after retries"
+            raise ConnectorError(f"Google Drive: HTTP {error.resp.status} ({reason})") from None
+        except GoogleAuthError as error:
+            raise ConnectorError(f"Google Drive: the service account's token was refused ({type(error).__name__})"
+                                 ) from None
+        except OSError as error:
+            raise ConnectorError(f"Google Drive: unreachable ({type(error).__name__})") from None
+
+
+class _NotFound(Exception):
+    """A file or group that is gone, or that the account may not read."""
+
+
+def _services(key_file: str, subject: str | None, api_url: str | None) -> tuple[Any, Any]:
+    try:
+        from google.oauth2 import service_account  # noqa: PLC0415  # the connectors extra is optional
+        from googleapiclient.discovery import build  # noqa: PLC0415
+    except ImportError:
+        raise ConnectorError("the Google Drive connector needs google-api-python-client: "
+                             "pip install 'sourced[connectors]'") from None
+    try:
+        credentials = service_account.Credentials.from_service_account_file(  # type: ignore[no-untyped-call]
+            key_file, scopes=list(SCOPES))
+    except (OSError, ValueError) as error:
+        raise ConnectorError(f"Google Drive: the service account key file cannot be read ({type(error).__name__})"
+                             ) from None
+    if subject:
+        credentials = credentials.with_subject(subject)
+    root = (api_url or "https://www.googleapis.com/").rstrip("/") + "/"
+    drive = build("drive", "v3", credentials=credentials, cache_discovery=False, static_discovery=True,
+                  client_options={"api_endpoint": f"{root}drive/v3/"} if api_url else None)
+    directory = build("admin", "directory_v1", credentials=credentials, cache_discovery=False, static_discovery=True,
+                      client_options={"api_endpoint": root} if api_url else None)
+    return drive, directory
+
+
+def _day(text: object) -> date | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(str(text).replace("Z", "+00:00")).date()
+    except ValueError:
+        return None

@@ -1,0 +1,240 @@
+"""A connector's sync: what changed since the stored cursor, downloaded, read and ingested one document at a time;
+what the source no longer has or shares, removed; the sources' groups re-read.
+
+Nothing is lost or doubled by a crash. Each document is written in a transaction of its own (`Ingestor.writing`)
+and the cursor is saved after each batch of the change feed is in, so a sync that dies mid-batch redoes that
+batch at its next run, where what it had already stored is found unchanged (same version) and skipped. Removals
+are idempotent too. A full pass (`Connector.existing`) runs on the first sync, every `full_every`, when the
+connector asks for one (its permissions above the items changed, its cursor expired) or when told; it removes
+what is no longer listed and re-reads items whose access or version the listing shows changed. A pass that dies
+is run again at the next sync, since its time is recorded only once it is done.
+
+A connector that fails (`ConnectorError`, or any error of its library) leaves the index as the last run left it;
+the failure is recorded for `sourced doctor` and the operators' Home view until a run succeeds. One sync runs at
+a time per database, across processes (`core.storage.locks`), beside ingestion.
+
+Permissions. A document's audience is its access as principals; an item whose access names nobody is removed,
+so an unshared item leaves the index at the sync that sees it. The members of every group some document names
+are read at each sync, before the documents: a member removed from a group loses its documents at once.
+"""
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Final
+
+from rich.console import Console
+from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from core.connectors.convert import document_id, to_source_document
+from core.connectors.port import Connector, ConnectorError, ItemRef
+from core.documents.limits import Unreadable
+from core.retrieval.ingest import Ingestor, StoredItem, Writer
+from core.retrieval.knowledge_base import LoadError
+from core.storage.connectors import SqlConnectorState
+from core.storage.locks import IngestBusy
+
+log = logging.getLogger(__name__)
+
+FULL_EVERY: Final = timedelta(hours=1)
+"""How often a full pass runs by default: the longest a page restriction changed in Confluence, or an item
+unshared from Notion, stays in the index after the change (a change feed does not report them)."""
+
+
+@dataclass(kw_only=True)
+class SyncReport:
+    """What one sync of one connector did."""
+
+    name: str
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    errors: list[LoadError] = field(default_factory=list)
+    full_pass: bool = False
+    groups: int = 0
+    failure: str | None = None
+    """Why the sync stopped (the source could not be read): the index keeps what the last good run left."""
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    def summary(self) -> str:
+        """One line for the console, the logs, doctor and the Home view."""
+        line = (f"{self.name}: {len(self.added)} added, {len(self.updated)} updated, {self.unchanged} unchanged, "
+                f"{len(self.removed)} removed")
+        if self.full_pass:
+            line += "; full pass"
+        if self.groups:
+            line += f"; {self.groups} {'group' if self.groups == 1 else 'groups'} read"
+        if self.errors:
+            line += f"; {len(self.errors)} {'item' if len(self.errors) == 1 else 'items'} could not be read"
+        if self.failure:
+            line += f"; FAILED: {self.failure}"
+        return f"{line} ({self.seconds:.1f} s)"
+
+
+class Syncer:
+    """Runs connectors against one database's index."""
+
+    def __init__(self, ingestor: Ingestor, state: SqlConnectorState, *, full_every: timedelta = FULL_EVERY,
+                 owners: dict[str, str | None] | None = None, progress: bool = True,
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self._ingestor = ingestor
+        self._state = state
+        self._full_every = full_every
+        self._owners = owners or {}
+        self._progress = progress
+        self._now = now
+
+    def sync(self, connector: Connector, *, full: bool = False) -> SyncReport:
+        """One incremental sync (a full pass too when due or `full`). Raises `IngestBusy` when another sync or
+        ingestion holds the database; every other failure is in the report and the stored state."""
+        report = SyncReport(name=connector.name)
+        started = self._now()
+        try:
+            with self._ingestor.writing() as writer:
+                self._state.started(connector.name, started)
+                _Run(self, connector, writer, report).run(full=full, started=started)
+        except IngestBusy:
+            raise  # not this connector's failure: another sync or ingestion is running
+        except (ConnectorError, Unreadable) as error:
+            report.failure = _one_line(error)
+        except Exception as error:  # a library's own error (a timeout, a bad answer): the sync's, not the process's
+            log.warning("%s: sync failed", connector.name, exc_info=True)
+            report.failure = f"{type(error).__name__}: {_one_line(error)}"
+        report.seconds = (self._now() - started).total_seconds()
+        if report.failure is None:
+            self._state.succeeded(connector.name, self._now(), report.summary())
+        else:
+            self._state.failed(connector.name, report.failure)
+        return report
+
+    def _full_due(self, name: str, started: datetime) -> bool:
+        last = self._state.status(name).full_pass_at
+        return last is None or started - last >= self._full_every
+
+
+class _Run:
+    """One sync's work, with what is stored kept current as it goes."""
+
+    def __init__(self, syncer: Syncer, connector: Connector, writer: Writer, report: SyncReport) -> None:
+        self._syncer = syncer
+        self._connector = connector
+        self._name = connector.name
+        self._writer = writer
+        self._report = report
+        self._stored: dict[str, StoredItem] = {}
+        self._refreshed: set[str] = set()
+
+    def run(self, *, full: bool, started: datetime) -> None:
+        state = self._syncer._state
+        status = state.status(self._name)
+        self._stored = self._syncer._ingestor.stored_items(self._name)
+        self._refresh_groups(state.referenced_groups(self._name))
+        full = full or self._syncer._full_due(self._name, started)
+        listed_everything = status.cursor is None and not self._stored  # a first feed lists all there is
+        with self._bar("syncing " + self._name) as advance:
+            for batch in self._connector.changes(status.cursor):
+                for ref in batch.refs:
+                    self._apply(ref)
+                    advance()
+                state.save_cursor(self._name, batch.cursor)
+                full = full or batch.full
+            if full and not listed_everything:
+                self._full_pass(advance)
+        if full:
+            state.full_pass_done(self._name, started)
+            self._report.full_pass = True
+        new_groups = state.referenced_groups(self._name) - self._refreshed
+        if new_groups:
+            self._refresh_groups(new_groups, keep_others=True)
+
+    def _apply(self, ref: ItemRef) -> None:
+        doc_id = document_id(self._name, ref.item_id)
+        if ref.deleted:
+            self._remove(doc_id)
+            return
+        stored = self._stored.get(doc_id)
+        if (stored is not None and ref.version is not None and stored.source_version == ref.version
+                and (ref.access is None or ref.access.principals(self._name) == stored.audience)):
+            self._report.unchanged += 1
+            return
+        self._fetch_and_store(ref, doc_id)
+
+    def _fetch_and_store(self, ref: ItemRef, doc_id: str) -> None:
+        item = self._connector.fetch(ref)
+        if item is None:
+            self._remove(doc_id)
+            return
+        audience = item.access.principals(self._name)
+        if not audience:  # shared with nobody Sourced can name: as if it were gone
+            self._remove(doc_id)
+            return
+        try:
+            document = to_source_document(self._name, item, audience=audience, owner=self._syncer._owners.get(
+                self._name))
+        except Unreadable as error:
+            self._report.errors.append(LoadError(path=_item_path(self._name, ref), reason=str(error)))
+            self._remove(doc_id)  # fails closed, as a file that no longer loads does
+            return
+        outcome = self._writer.put(document)
+        if isinstance(outcome, LoadError):
+            self._report.errors.append(outcome)
+            return
+        if outcome == "unchanged":
+            self._report.unchanged += 1
+        else:
+            (self._report.added if outcome == "added" else self._report.updated).append(doc_id)
+        self._stored[doc_id] = StoredItem(doc_id=doc_id, source_version=item.version, audience=audience)
+
+    def _remove(self, doc_id: str) -> None:
+        if self._writer.remove(doc_id, origin=self._name):
+            self._report.removed.append(doc_id)
+        self._stored.pop(doc_id, None)
+
+    def _full_pass(self, advance: Callable[[], None]) -> None:
+        listed: dict[str, ItemRef] = {}
+        for ref in self._connector.existing():
+            listed[document_id(self._name, ref.item_id)] = ref
+        for doc_id in sorted(self._stored.keys() - listed.keys()):
+            self._remove(doc_id)
+            advance()
+        for doc_id, ref in sorted(listed.items()):
+            stored = self._stored.get(doc_id)
+            changed = (stored is None or ref.version is None or stored.source_version != ref.version
+                       or (ref.access is not None and ref.access.principals(self._name) != stored.audience))
+            if changed:
+                self._fetch_and_store(replace(ref, deleted=False), doc_id)
+                advance()
+
+    def _refresh_groups(self, groups: frozenset[str], *, keep_others: bool = False) -> None:
+        if not groups and keep_others:
+            return
+        members = self._connector.members(sorted(groups)) if groups else {}
+        self._syncer._state.replace_members(self._name, {group: members.get(group, frozenset())
+                                                         for group in groups}, keep_others=keep_others)
+        self._report.groups += len(groups)
+        self._refreshed.update(groups)
+
+    @contextmanager
+    def _bar(self, doing: str) -> Iterator[Callable[[], None]]:
+        """A transient counter on stderr (a change feed does not say how long it is)."""
+        columns = (SpinnerColumn(), TextColumn(doing), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=Console(stderr=True), transient=True,
+                      disable=not self._syncer._progress) as progress:
+            task = progress.add_task("sync", total=None)
+            yield lambda: progress.advance(task)
+
+
+def _item_path(connector: str, ref: ItemRef) -> Path:
+    return Path(connector) / ref.item_id
+
+
+def _one_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:300]

@@ -1,0 +1,100 @@
+"""Notion, end to end: the real `notion-client` against a fake Notion API on loopback; blocks read into the
+document model (headings, nested lists, tables, links); each shared root's audience named in sourced.yml;
+edits answered after one sync, deleted and unshared pages gone after the full pass. Shipped defaults."""
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from core.connectors.notion import NotionConnector
+from tests.connectors.fake_notion import TOKEN, FakeNotion, NotionWorkspace
+from tests.connectors.workbench import answered_with, application, ask, cited_documents, person, sync
+
+pytest.importorskip("notion_client", reason="the connectors extra is not installed")
+
+PARKING = "How many parking spaces does the Oslo office have?"
+BONUS = "When is the annual bonus paid?"
+
+
+@pytest.fixture
+def workspace() -> NotionWorkspace:
+    return NotionWorkspace()
+
+
+@pytest.fixture
+def fake(workspace: NotionWorkspace) -> Iterator[FakeNotion]:
+    server = FakeNotion(workspace)
+    server.start()
+    yield server
+    server.stop()
+
+
+def connector(fake: FakeNotion, roots: dict[str, list[str]], **options: object) -> NotionConnector:
+    return NotionConnector(name="notion", token=TOKEN, roots=roots, api_url=fake.base, retries=2,
+                           **options)  # type: ignore[arg-type]
+
+
+def office(spaces: int) -> list[tuple[str, str] | tuple[str, str, list[object]]]:
+    return [("heading_1", "Oslo office"), ("paragraph", "The Oslo office is on the fourth floor."),
+            ("heading_2", "Parking"),
+            ("bulleted_list_item", "Parking", [("bulleted_list_item", f"The Oslo office has {spaces} parking "
+                                                                      f"spaces for staff.")]),
+            ("table", "", [["Day", "Cleaning"], ["Friday", "Evening"]])]
+
+
+def test_pages_follow_their_roots_audience_and_each_change_after_a_sync(tmp_path: Path, workspace: NotionWorkspace,
+                                                                         fake: FakeNotion) -> None:
+    wiki = workspace.create("Company wiki", [("paragraph", "Start here.")], share=True)
+    offices = workspace.create("Offices", office(12), parent=wiki)
+    people = workspace.create("People team", [("paragraph", "Private to the people team.")], share=True)
+    bonus = workspace.create("Bonus", [("heading_1", "Bonus"), ("paragraph", "The annual bonus is paid in March.")],
+                             parent=people)
+    stray = workspace.create("Scratch", [("paragraph", "The annual bonus is paid in July, says a draft.")],
+                             share=True)  # shared with the integration, under no root sourced.yml names
+    roots = {wiki: ["everyone"], people: ["user:alice@example.com"]}
+    sourced = application(tmp_path / "db")
+    report = sync(sourced, connector(fake, roots))
+    assert len(report.added) == 4 and f"notion:{stray.replace('-', '')}" not in report.added
+    alice, bob = person(sourced, "alice@example.com"), person(sourced, "bob@example.com")
+
+    reply = ask(sourced, PARKING, bob)
+    assert answered_with(reply, ["12 parking spaces"]), reply["view"]
+    assert answered_with(ask(sourced, BONUS, alice), ["March"])
+    assert ask(sourced, BONUS, bob)["view"]["outcome"] == "refused"
+    assert ask(sourced, BONUS, alice, bob)["view"]["outcome"] == "refused"
+
+    workspace.edit(offices, office(15))
+    assert sync(sourced, connector(fake, roots)).updated == [f"notion:{offices.replace('-', '')}"]
+    assert answered_with(ask(sourced, PARKING, bob), ["15 parking spaces"])
+
+    workspace.delete(bonus)
+    workspace.shared.discard(wiki)  # the wiki is no longer shared with the integration
+    report = sync(sourced, connector(fake, roots), full=True)
+    assert set(report.removed) == {f"notion:{page.replace('-', '')}" for page in (wiki, offices, bonus)}
+    assert f"notion:{offices.replace('-', '')}" not in cited_documents(ask(sourced, PARKING, bob))
+
+
+def test_a_page_under_no_root_takes_the_connectors_audience(tmp_path: Path, workspace: NotionWorkspace,
+                                                            fake: FakeNotion) -> None:
+    workspace.create("Scratch", [("paragraph", "The annual bonus is paid in July.")], share=True)
+    sourced = application(tmp_path / "db")
+    sync(sourced, connector(fake, {}, audience=["everyone"]))
+    assert answered_with(ask(sourced, BONUS, person(sourced, "bob@example.com")), ["July"])
+
+
+def test_a_second_sync_with_no_changes_searches_once(tmp_path: Path, workspace: NotionWorkspace,
+                                                      fake: FakeNotion) -> None:
+    wiki = workspace.create("Company wiki", [("paragraph", "Start here.")], share=True)
+    for number in range(30):
+        workspace.create(f"Note {number}", [("paragraph", f"Note {number} is about topic {number}.")], parent=wiki)
+    for page in workspace.pages.values():
+        page.edited -= timedelta(hours=1)  # written an hour ago, before the last sync's margin
+    sourced = application(tmp_path / "db")
+    sync(sourced, connector(fake, {wiki: ["everyone"]}, page_size=10))
+    assert len(fake.calls_to(r"/v1/search")) == 4  # 31 pages, 10 a page
+    fake.reset_calls()
+    second = sync(sourced, connector(fake, {wiki: ["everyone"]}, page_size=10))
+    assert not second.added and not second.updated
+    assert [call.path for call in fake.calls] == ["/v1/search"]

@@ -26,6 +26,8 @@ from core.domain import Audience
 from core.eval.cases import Case, load_cases
 from core.eval.runner import EvalSession, case_principal, eval_session
 from core.eval.scoring import ChunkRef, includes
+from training.reader.annotated import HANDBOOKS
+from training.reader.annotated_sets import write_sets
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 SHARED: Final = ROOT.parent / "shared" / "eval"
@@ -49,16 +51,31 @@ class EvalSet:
 
 
 def known_sets() -> list[EvalSet]:
-    """The sets beside the checkout (`../shared/eval`) and the project's own examples."""
+    """The sets fits learn from: the project's examples, the shared sets beside the checkout (`../shared/eval`),
+    and the annotated questions on real handbook pages (`training/reader/annotated_sets.py`) when their pages
+    are staged there."""
     sets = [EvalSet(name="examples", kb=ROOT / "examples" / "handbook", cases=ROOT / "examples" / "cases.yaml",
                     config=ROOT / "examples" / "sourced.yml")]
-    for name in ("dev", "dev2", "squad2"):
-        folder = SHARED / name
-        if (folder / "cases.yaml").exists():
-            gaps = folder / "owners.yml"
-            sets.append(EvalSet(name=name, kb=folder / "kb", cases=folder / "cases.yaml",
-                                known_gaps=gaps if gaps.exists() else None))
+    sets.extend(_shared(name) for name in ("dev", "dev2", "squad2") if (SHARED / name / "cases.yaml").exists())
+    if HANDBOOKS.is_dir():
+        sets.extend(EvalSet(name=built.name, kb=built.kb, cases=built.cases) for built in write_sets())
     return sets
+
+
+def held_out_sets() -> list[EvalSet]:
+    """Sets no fit, threshold or reader ever learns from: measured only. `dev3` (the project's real-text set)
+    and the shared `real` set."""
+    dev3 = ROOT / "benchmarks" / "sets" / "dev3"
+    sets = [EvalSet(name="dev3", kb=dev3 / "kb", cases=dev3 / "cases.yaml", known_gaps=dev3 / "owners.yml")]
+    if (SHARED / "real" / "cases.yaml").exists():
+        sets.append(_shared("real"))
+    return sets
+
+
+def _shared(name: str) -> EvalSet:
+    folder = SHARED / name
+    gaps = folder / "owners.yml"
+    return EvalSet(name=name, kb=folder / "kb", cases=folder / "cases.yaml", known_gaps=gaps if gaps.exists() else None)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,7 +20,7 @@ import json
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -308,9 +308,11 @@ def negatives(resolved: Resolved, statements: Sequence[PageStatement]) -> list[P
 
 
 def pairs(questions: Iterable[AnnotatedQuestion], *, handbooks: Path = HANDBOOKS,
-          negatives_per_question: int | None = None) -> Iterator[Pair]:
+          negatives_per_question: int | None = None,
+          elsewhere: Mapping[str, Sequence[PageStatement]] | None = None) -> Iterator[Pair]:
     """Training pairs: each answering statement labelled 1, then up to `negatives_per_question` negatives
-    (all when None) in the order of `negatives`. A question that cannot be re-found gives no pairs."""
+    (all when None) in the order of `negatives`, then the question's statements found `elsewhere` (by its id:
+    what retrieval finds on other pages, the third tier). A question that cannot be re-found gives no pairs."""
     for question in questions:
         statements = page_statements(question.page, handbooks=handbooks)
         resolved = resolve(question, statements)
@@ -318,10 +320,18 @@ def pairs(questions: Iterable[AnnotatedQuestion], *, handbooks: Path = HANDBOOKS
             continue
         group = f"{SOURCE}:{question.id}"
         positives = resolved.found if question.answerable else ()
-        chosen = negatives(resolved, statements)[:negatives_per_question]
+        chosen = [*negatives(resolved, statements)[:negatives_per_question],
+                  *elsewhere_negatives(question, (elsewhere or {}).get(question.id, ()))]
         for statement, label in [*((s, 1) for s in positives), *((s, 0) for s in chosen)]:
             yield Pair(question=question.question, text=statement.text, heading=statement.heading,
                        before=statement.before, label=label, source=SOURCE, group=group)
+
+
+def elsewhere_negatives(question: AnnotatedQuestion, found: Sequence[PageStatement]) -> list[PageStatement]:
+    """Statements of other pages retrieval found for the question, except any that holds one of its answer
+    spans: some training pages repeat each other (see data/README.md, "Caveats")."""
+    spans = [normalised(e.span) for e in question.answers]
+    return [s for s in found if not any(span in normalised(s.text) for span in spans)]
 
 
 # -- report -------------------------------------------------------------------------------------------------

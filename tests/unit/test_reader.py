@@ -4,13 +4,12 @@ import json
 
 import pytest
 
-from core.application.answerability import READ_STATEMENTS, AnswerabilityModel, LinearScore, assess, shipped_model
+from core.application.answerability import READ_STATEMENTS, assess, shipped_model
 from core.application.orchestrator import Orchestrator, Question
-from core.application.ports import AnswerModel, GenerationRequest, Reader, ReadPassage
+from core.application.ports import AnswerModel, Reader, ReadPassage
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import OwnerRouter
-from core.domain import Answered, Audience, Principal, Refused, RiskAssessment
-from core.llm.extractive import ExtractiveModel
+from core.domain import Answered, Audience, Principal, Refused
 from core.llm.reader import pair_text
 from tests.fake_embedders import BagOfWords
 from tests.unit import fakes
@@ -114,25 +113,3 @@ def test_the_statement_comes_first_so_truncation_cuts_its_context() -> None:
 
     assert pair_text(passage) == "Refunds take 5 days. [SEP] Refunds > Timing Refunds go to the card."
     assert pair_text(ReadPassage(text="Refunds take 5 days.")) == "Refunds take 5 days."
-
-
-def test_the_extractive_answer_quotes_the_statement_the_reader_reads_best_not_the_rankers() -> None:
-    refunds = fakes.chunk("CHK-010", "Refunds for returned items are paid within 10 days.",
-                          heading="Refund Policy > Refunds")
-    returns = fakes.chunk("CHK-011", "Customers may send goods back within 30 days of delivery.",
-                          heading="Refund Policy > Returns")
-    by_words = AnswerabilityModel(ranker=LinearScore(weights={"coverage_statement": 1.0},
-                                                     means={"coverage_statement": 0.0},
-                                                     scales={"coverage_statement": 1.0}),
-                                  decision=LinearScore(weights={}, means={}, scales={}, intercept=10.0),
-                                  threshold=0.5, version="words-rank")
-    chunks = [refunds.chunk, returns.chunk]
-    assessment = assess(QUESTION, chunks, reader=fakes.KeywordReader("delivery"), model=by_words)
-    request = GenerationRequest(question=QUESTION, chunks=chunks, risk=RiskAssessment(level="low"),
-                                assessment=assessment)
-
-    answered = json.loads(ExtractiveModel().generate(request))
-
-    assert assessment.candidates[0].statement.chunk.chunk_id == "CHK-010"  # the ranker's choice, by words
-    assert [claim["quote"] for claim in answered["claims"]] == [
-        "Customers may send goods back within 30 days of delivery."]

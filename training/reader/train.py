@@ -283,8 +283,9 @@ def model_card(log: dict[str, Any]) -> str:
     return f"""# {shipped['name']}
 
 A cross-encoder that reads a question together with one statement (its heading path and the statement before
-it) and gives the probability that the statement states the answer. Sourced's default reader
-(`core/llm/reader.py`), run by onnxruntime on the CPU; torch is used for training only.
+it) and gives the probability that the statement states the answer. Sourced's bundled reader
+(`core/llm/reader.py`, `SOURCED_READER=bundled`), run by onnxruntime on the CPU; torch is used for training
+only.
 
 - File: `reader.onnx` ({'int8 weights, dynamic quantization per channel' if 'int8' in shipped['name'] else 'fp32'}),
   SHA-256 `{shipped['sha256']}`; tokenizer `tokenizer.json` (MiniLM's WordPiece, uncased); inputs at most

@@ -54,11 +54,10 @@ def test_no_question_that_should_be_refused_is_answered(report: dict[str, Any]) 
     assert report["false_answer"] == 0, reasons(report, where="answered, citing")
 
 
-CORRECT_ANSWER_FLOOR = {"minilm": 0.5, "none": 0.2}
-"""Below the committed fit's figures on the handbook (0.54 and 0.25, `benchmarks/fit_answerability.py`, whose
-threshold is chosen on held-out folds for at most 5% false and wrong answers), with room for one case; the
-handbook is one of the sets it is fitted on, so this guards against a broken build, not for generalisation
-(that is the leave-one-set-out table)."""
+CORRECT_ANSWER_FLOOR = {"minilm": 0.7, "none": 0.4}
+"""Below the committed fit's figures on the handbook (0.79 and 0.50, `benchmarks/fit_answerability.py`), with
+room for one or two cases; the handbook is one of the sets it is fitted on, so this guards against a broken
+build, not for generalisation (that is the leave-one-set-out table)."""
 
 
 def test_most_answerable_questions_are_answered_correctly(report: dict[str, Any], request: pytest.FixtureRequest

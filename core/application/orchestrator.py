@@ -332,7 +332,7 @@ class Orchestrator:
         if not envelope.found:
             self._note_refusal_prose(envelope, evidence)
             return self._self_refusal(question, usable, evidence, owner)
-        if refusals.reads_like_refusal(envelope.answer):
+        if refusals.reads_like_refusal(envelope.answer, quotes=[c.quote for c in envelope.claims if c.quote]):
             log.error("phrasing drift: found=true with refusal prose (correlation %s)", evidence.correlation_id)
             self._metrics.phrasing_drift(severity="error")
             evidence.detail = "found=true with refusal prose"

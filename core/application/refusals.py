@@ -3,6 +3,7 @@
 Each wording carries its reason. Change one only together with the reason beside it.
 """
 
+from collections.abc import Sequence
 from typing import Final
 
 from core.domain import RefusalKind
@@ -104,7 +105,13 @@ REFUSAL_PHRASES: Final = (
 )
 
 
-def reads_like_refusal(prose: str) -> bool:
-    """True when a model's prose says it does not know, whatever its `found` flag says."""
-    lowered = prose.lower().replace("\u2019", "'")
-    return any(phrase in lowered for phrase in REFUSAL_PHRASES)
+def reads_like_refusal(prose: str, *, quotes: Sequence[str] = ()) -> bool:
+    """True when a model's prose says it does not know, whatever its `found` flag says. A phrase that a cited
+    quote holds is the document's own words ("only if unable to take it due to illness"), not the model's."""
+    lowered = _lowered(prose)
+    quoted = [_lowered(quote) for quote in quotes]
+    return any(phrase in lowered and not any(phrase in quote for quote in quoted) for phrase in REFUSAL_PHRASES)
+
+
+def _lowered(text: str) -> str:
+    return text.lower().replace("\u2019", "'")

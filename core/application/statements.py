@@ -43,6 +43,9 @@ class Statement:
     what a claim resting on it quotes, found verbatim in the chunk by the guard."""
     addressed_to_assistants: bool = False
     """It belongs to a line that speaks to automated readers: a note someone planted, never the document's word."""
+    block: int = 0
+    """Where its line starts in the chunk: the sentences of one paragraph or list item share it (the reading
+    form writes a block on one line), so an answer can quote a sentence with the rest of its item."""
 
 
 def split_statements(chunk: RetrievedChunk) -> list[Statement]:
@@ -75,7 +78,7 @@ def _fields(text: str, span: StatementSpan) -> dict[str, Any]:
     return {"text": read, "kind": span.kind, "own": own,
             "context": plain(span.context) if span.kind == "item" else "", "leads_in": own.endswith((":", "?")),
             "row_key": _first_cell(quote) if span.kind == "row" else None, "quote": quote,
-            "addressed_to_assistants": addressed_to_assistants(line)}
+            "addressed_to_assistants": addressed_to_assistants(line), "block": line_start}
 
 
 def _first_cell(row: str) -> str:

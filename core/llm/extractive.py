@@ -50,11 +50,13 @@ class ExtractiveModel:
 
 
 def answering_statements(assessment: Assessment) -> list[Statement]:
-    """The best statement; the ones it leads into ("...by someone whose limit covers the amount:"); then the
-    other statements of its chunk that answer in their own right, in the chunk's order."""
+    """The best statement; the ones it leads into ("...by someone whose limit covers the amount:"); the other
+    sentences of its paragraph or list item, nearest first ("No carryover." beside "No payment for unused
+    days."); then the other statements of its chunk that answer in their own right, in the chunk's order."""
     best = assessment.candidates[0]
     same_chunk = [c for c in assessment.candidates if c.statement.chunk.chunk_id == best.statement.chunk.chunk_id]
-    chosen = [best.statement, *_led_into(best, same_chunk)]
+    chosen = [best.statement, *_led_into(best, same_chunk), *_same_block(best, same_chunk)]
+    chosen = list(dict.fromkeys(chosen))
     for candidate in same_chunk[1:]:
         if len(chosen) >= MAX_CLAIMS:
             break
@@ -77,6 +79,14 @@ def _led_into(best: Candidate, same_chunk: Sequence[Candidate]) -> list[Statemen
     following = sorted((c.statement for c in same_chunk if c.statement.position > best.statement.position),
                        key=lambda statement: statement.position)
     return following[: MAX_CLAIMS - 1]
+
+
+def _same_block(best: Candidate, same_chunk: Sequence[Candidate]) -> list[Statement]:
+    """The other sentences of the best statement's paragraph or item: a block is written as one unit, and a
+    sentence of it often needs its neighbour to say what it means. A table row is a block of its own."""
+    siblings = [c.statement for c in same_chunk
+                if c.statement.block == best.statement.block and c.statement != best.statement]
+    return sorted(siblings, key=lambda statement: abs(statement.position - best.statement.position))
 
 
 def _envelope_not_found() -> str:

@@ -98,6 +98,20 @@ owner: "#it"
 
 The budget limit for a home monitor is $300, once every three years.
 """,
+    "leave.md": """---
+id: leave
+title: Annual Leave
+owner: "#people-ops"
+---
+# Annual Leave
+
+## Carrying leave over
+
+- Allowance: 28 days a year, public holidays included.
+- Carryover: up to 5 days roll into the next year, only if you were unable to take them because of illness.
+  Carried days lapse on 30 April. Nothing is paid out for days that lapse.
+- Bookings: request leave in the HR portal two weeks ahead.
+""",
 }
 STAFF = Principal(user_id="U1", roles=frozenset({"everyone"}))
 
@@ -148,6 +162,15 @@ def test_the_question_the_statement_does_answer_is_answered(sourced: Sourced, qu
 
     assert isinstance(outcome, Answered), outcome
     assert stated in outcome.text
+
+
+def test_an_answer_quotes_the_rest_of_its_list_item_and_no_other_item(sourced: Sourced) -> None:
+    outcome = ask(sourced, "until when can I use leave days I carried over?")
+
+    assert isinstance(outcome, Answered), outcome
+    assert "30 April" in outcome.text
+    assert "only if you were unable to take them because of illness" in outcome.text  # the document's words
+    assert "two weeks ahead" not in outcome.text and "28 days" not in outcome.text
 
 
 @pytest.mark.parametrize("question", [

@@ -135,6 +135,29 @@ def test_refusal_text_comes_from_code_never_from_the_model() -> None:
     assert harness.metrics.drift == ["info"]
 
 
+def test_refusal_words_the_cited_quote_holds_are_the_documents_not_the_models() -> None:
+    sick_leave = chunk("CHK-002", "Staff unable to work because of illness are paid in full for 20 days.",
+                       doc_id="leave", title="Sick Leave", heading="Sick Leave > Pay")
+    stated = "Staff unable to work because of illness are paid in full for 20 days."
+    answer = envelope(answer=stated, claims=[{"text": stated, "chunk_ids": ["CHK-002"], "quote": stated}])
+    harness = Harness(chunks=[sick_leave], model=ScriptedModel(answer))
+
+    outcome = harness.ask("Are staff paid while they are off sick?")
+
+    assert isinstance(outcome, Answered), outcome
+    assert harness.metrics.drift == []
+
+
+def test_refusal_words_outside_every_quote_still_refuse() -> None:
+    stated = "Customers may return items within 30 days of delivery."
+    answer = envelope(answer=f"I am unable to confirm this, but: {stated}",
+                      claims=[{"text": stated, "chunk_ids": ["CHK-001"], "quote": stated}])
+    harness = Harness(model=ScriptedModel(answer))
+
+    assert refused_kind(harness) == "model_self_refusal"
+    assert harness.metrics.drift == ["error"]
+
+
 def test_found_true_with_refusal_prose_is_logged_as_an_error_drift() -> None:
     harness = Harness(model=ScriptedModel(envelope(answer="I cannot answer that from the sources.")))
     harness.ask(REFUND_QUESTION)

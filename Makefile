@@ -41,7 +41,7 @@ pip-path: $(STAMP)
 
 check: lint typecheck test pip-path
 
-# Train the reader (about an hour on 2 cores), ship it, and refit the answerability model on its held-out scores.
+# Train the reader (about two hours on 2 cores), ship it, and refit the answerability model on its held-out scores.
 reader:
 	test -x $(TRAIN_VENV)/bin/python || $(PYTHON) -m venv $(TRAIN_VENV)
 	$(TRAIN_VENV)/bin/python -m pip install --quiet torch==2.13.0  # a CPU build; see the train extra in pyproject.toml

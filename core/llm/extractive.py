@@ -38,7 +38,7 @@ class ExtractiveModel:
                                                  reader=self._reader)
         if assessment.best is None or not assessment.answerable:
             return _envelope_not_found()
-        chosen = answering_statements(assessment)
+        chosen = answering_statements(assessment, with_block=self._reader is None)
         return json.dumps({
             "found": True,
             "answer": " ".join(statement.text for statement in chosen),
@@ -49,13 +49,18 @@ class ExtractiveModel:
         })
 
 
-def answering_statements(assessment: Assessment) -> list[Statement]:
+def answering_statements(assessment: Assessment, *, with_block: bool = True) -> list[Statement]:
     """The best statement; the ones it leads into ("...by someone whose limit covers the amount:"); the other
     sentences of its paragraph or list item, nearest first ("No carryover." beside "No payment for unused
-    days."); then the other statements of its chunk that answer in their own right, in the chunk's order."""
+    days."); then the other statements of its chunk that answer in their own right, in the chunk's order.
+
+    Without `with_block` the rest of the paragraph or item is left out: with a reader, the guard requires each
+    claim's quote to answer the question itself (`core.application.claim_reading`), and a sentence that only
+    completes the best one would have the whole answer refused."""
     best = assessment.candidates[0]
     same_chunk = [c for c in assessment.candidates if c.statement.chunk.chunk_id == best.statement.chunk.chunk_id]
-    chosen = [best.statement, *_led_into(best, same_chunk), *_same_block(best, same_chunk)]
+    completing = _same_block(best, same_chunk) if with_block else []
+    chosen = [best.statement, *_led_into(best, same_chunk), *completing]
     chosen = list(dict.fromkeys(chosen))
     for candidate in same_chunk[1:]:
         if len(chosen) >= MAX_CLAIMS:

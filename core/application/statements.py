@@ -43,7 +43,7 @@ class Statement:
     what a claim resting on it quotes, found verbatim in the chunk by the guard."""
     addressed_to_assistants: bool = False
     """It belongs to a line that speaks to automated readers: a note someone planted, never the document's word."""
-    block: int = 0
+    block: int
     """Where its line starts in the chunk: the sentences of one paragraph or list item share it (the reading
     form writes a block on one line), so an answer can quote a sentence with the rest of its item."""
 

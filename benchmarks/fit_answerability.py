@@ -136,17 +136,21 @@ def fit_ranker(train: Sequence[Question], names: Sequence[str]) -> dict[str, Any
     return _linear(names, weights, means, scales)
 
 
+def ranked(question: Question, ranker: dict[str, Any]) -> tuple[list[int], list[float]]:
+    """The candidates' indexes, the ranker's best first, and each candidate's ranking score."""
+    scores = [score(ranker, features) for features in question.features]
+    return sorted(range(len(scores)), key=lambda i: scores[i], reverse=True), scores
+
+
 def decision_rows(train: Sequence[Question], ranker: dict[str, Any]) -> tuple[list[dict[str, float]], list[int],
                                                                                  list[str]]:
     """The best-ranked candidate of each question, with its ranking features, and whether answering with it is
     right."""
     features, labels, sets = [], [], []
     for question in train:
-        scores = [score(ranker, f) for f in question.features]
-        order = sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)
+        order, scores = ranked(question, ranker)
         best = order[0]
-        runner_up = scores[order[1]] if len(order) > 1 else None
-        margin = 1.0 if runner_up is None else scores[best] - runner_up
+        margin = scores[best] - scores[order[1]] if len(order) > 1 else 1.0
         features.append({**question.features[best], "rank_score": scores[best], "rank_margin": margin})
         labels.append(int(question.expect == "answer" and question.supports[best]))
         sets.append(question.set_name)

@@ -13,10 +13,9 @@ candidate, and the reader's best among the ranker's first two.
 import argparse
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from benchmarks.answerability_data import collect, held_out_sets, known_sets, opened
-from benchmarks.fit_answerability import Question, fit_stages, questions, score
+from benchmarks.fit_answerability import Question, fit_stages, questions, ranked
 from training.reader.folds import fold_model
 
 Chooser = Callable[[Question, Sequence[int]], int]
@@ -25,12 +24,6 @@ CHOOSERS: dict[str, Chooser] = {
     "reader": lambda q, order: max(order, key=lambda i: q.features[i]["reader"]),
     "reader of ranker's 2": lambda q, order: max(order[:2], key=lambda i: q.features[i]["reader"]),
 }
-
-
-def ranked(question: Question, ranker: dict[str, Any]) -> list[int]:
-    """The candidates' indexes, the ranker's best first."""
-    scores = [score(ranker, features) for features in question.features]
-    return sorted(range(len(scores)), key=lambda i: -scores[i])
 
 
 def main() -> None:
@@ -49,7 +42,7 @@ def main() -> None:
         answerable = [q for q in asked if q.expect == "answer"]
         cells = []
         for choose in CHOOSERS.values():
-            chosen = [choose(q, ranked(q, ranker)) for q in answerable]
+            chosen = [choose(q, ranked(q, ranker)[0]) for q in answerable]
             supported = sum(q.supports[i] for q, i in zip(answerable, chosen, strict=True)) / len(answerable)
             stating = sum(q.answers[i] for q, i in zip(answerable, chosen, strict=True)) / len(answerable)
             cells.append(f"{supported:.2f} / {stating:.2f}")

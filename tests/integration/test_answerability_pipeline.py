@@ -4,6 +4,7 @@ the answerable question beside it that must still be answered."""
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -127,16 +128,14 @@ The office opens at 8am on weekdays. Visitors sign in at reception with photo ID
 STAFF = Principal(user_id="U1", roles=frozenset({"everyone"}))
 
 
-@pytest.fixture(scope="module")
-def sourced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sourced]:
-    """The shipped defaults: `Settings()` picks the embedder itself."""
-    root = tmp_path_factory.mktemp("answerability")
+def handbook(root: Path, **settings: Any) -> Iterator[Sourced]:
+    """The handbook ingested into a fresh SQLite index, with the shipped defaults and these settings."""
     kb = root / "kb"
     kb.mkdir()
     for name, text in HANDBOOK.items():
         (kb / name).write_text(text)
-    sourced = bootstrap(Settings(database_url=f"sqlite:///{root / 'sourced.db'}"), config=SourcedConfig(),
-                        known_gaps=(), progress=False)
+    sourced = bootstrap(Settings(database_url=f"sqlite:///{root / 'sourced.db'}", **settings),
+                        config=SourcedConfig(), known_gaps=(), progress=False)
     assert sourced.embedder is not None, "the shipped default retrieves with the MiniLM embedder"
     assert sourced.ingestor.ingest(Path(kb)).errors == ()
     yield sourced
@@ -144,18 +143,15 @@ def sourced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sourced]:
 
 
 @pytest.fixture(scope="module")
+def sourced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sourced]:
+    """The shipped defaults: `Settings()` picks the embedder itself."""
+    yield from handbook(tmp_path_factory.mktemp("answerability"))
+
+
+@pytest.fixture(scope="module")
 def with_reader(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sourced]:
     """The shipped defaults with the bundled reader turned on (`SOURCED_READER=bundled`)."""
-    root = tmp_path_factory.mktemp("answerability-reader")
-    kb = root / "kb"
-    kb.mkdir()
-    for name, text in HANDBOOK.items():
-        (kb / name).write_text(text)
-    sourced = bootstrap(Settings(database_url=f"sqlite:///{root / 'sourced.db'}", reader="bundled"),
-                        config=SourcedConfig(), known_gaps=(), progress=False)
-    assert sourced.ingestor.ingest(Path(kb)).errors == ()
-    yield sourced
-    sourced.engine.dispose()
+    yield from handbook(tmp_path_factory.mktemp("answerability-reader"), reader="bundled")
 
 
 def ask(sourced: Sourced, text: str) -> Outcome:

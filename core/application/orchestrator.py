@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 from core.application import refusals
+from core.application.answer_text import answer_text
 from core.application.answerability import AnswerabilityModel, Assessment, EmbedderFailed, ReaderFailed, assess
 from core.application.audit import (
     AnswerabilityNote,
@@ -422,7 +423,7 @@ class Orchestrator:
             return self._refuse("unsupported_claim", evidence, owner=owner)
         assert evidence.risk is not None
         try:
-            return Answered(text=_answer_text(claims), claims=tuple(claims),
+            return Answered(text=answer_text(claims, anchors), claims=tuple(claims),
                             citations=tuple(markers.values()), risk=evidence.risk,
                             correlation_id=evidence.correlation_id)
         except CitationInvariantError as error:
@@ -554,7 +555,3 @@ def current_only(chunks: Sequence[RetrievedChunk]) -> list[RetrievedChunk]:
     """Drop chunks of documents that another retrieved document supersedes: never cite the older as current."""
     superseded = {doc_id for chunk in chunks for doc_id in chunk.supersedes}
     return [chunk for chunk in chunks if chunk.doc_id not in superseded]
-
-
-def _answer_text(claims: Sequence[Claim]) -> str:
-    return " ".join(f"{claim.text} " + "".join(f"[{n}]" for n in claim.citations) for claim in claims)

@@ -16,6 +16,9 @@ from core.application.statements import Statement
 
 MAX_CLAIMS: Final = 3
 """An answer is one fact and at most two that complete it; more would bury it."""
+MAX_LIST_ITEMS: Final = 8
+"""A list is quoted whole up to this many statements (a list of steps, the things an agreement must include);
+a longer one, the run of its items around the best."""
 
 
 class ExtractiveModel:
@@ -38,7 +41,7 @@ class ExtractiveModel:
                                                  reader=self._reader)
         if assessment.best is None or not assessment.answerable:
             return _envelope_not_found()
-        chosen = answering_statements(assessment, with_block=self._reader is None)
+        chosen = answering_statements(assessment, whole_units=self._reader is None)
         return json.dumps({
             "found": True,
             "answer": " ".join(statement.text for statement in chosen),
@@ -49,17 +52,22 @@ class ExtractiveModel:
         })
 
 
-def answering_statements(assessment: Assessment, *, with_block: bool = True) -> list[Statement]:
-    """The best statement; the ones it leads into ("...by someone whose limit covers the amount:"); the other
-    sentences of its paragraph or list item, nearest first ("No carryover." beside "No payment for unused
-    days."); then the other statements of its chunk that answer in their own right, in the chunk's order.
+def answering_statements(assessment: Assessment, *, whole_units: bool = True) -> list[Statement]:
+    """The list the best statement is an item of, or leads into ("The agreement must include:" and its items),
+    quoted whole. Otherwise the best statement; the ones it leads into ("...by someone whose limit covers the
+    amount:"); the other sentences of its paragraph or list item, nearest first ("No carryover." beside "No
+    payment for unused days."); then the other statements of its chunk that answer in their own right, in the
+    chunk's order.
 
-    Without `with_block` the rest of the paragraph or item is left out: with a reader, the guard requires each
-    claim's quote to answer the question itself (`core.application.claim_reading`), and a sentence that only
-    completes the best one would have the whole answer refused."""
+    Without `whole_units` neither the list nor the rest of the paragraph or item is quoted: with a reader, the
+    guard requires each claim's quote to answer the question itself (`core.application.claim_reading`), and a
+    statement that only completes the best one would have the whole answer refused."""
     best = assessment.candidates[0]
     same_chunk = [c for c in assessment.candidates if c.statement.chunk.chunk_id == best.statement.chunk.chunk_id]
-    completing = _same_block(best, same_chunk) if with_block else []
+    listed = _its_list(best.statement, [c.statement for c in same_chunk]) if whole_units else []
+    if listed:
+        return listed
+    completing = _same_block(best, same_chunk) if whole_units else []
     chosen = [best.statement, *_led_into(best, same_chunk), *completing]
     chosen = list(dict.fromkeys(chosen))
     for candidate in same_chunk[1:]:
@@ -92,6 +100,25 @@ def _same_block(best: Candidate, same_chunk: Sequence[Candidate]) -> list[Statem
     siblings = [c.statement for c in same_chunk
                 if c.statement.block == best.statement.block and c.statement != best.statement]
     return sorted(siblings, key=lambda statement: abs(statement.position - best.statement.position))
+
+
+def _its_list(best: Statement, same_chunk: Sequence[Statement]) -> list[Statement]:
+    """The items the best statement leads into, or else the items read after the same lead-in as the best one,
+    in the chunk's order; [] when there are fewer than two. A long list is cut to the run around the best item."""
+    in_order = sorted(same_chunk, key=lambda statement: statement.position)
+
+    def read_after(lead_in: str) -> list[Statement]:
+        return [s for s in in_order if s.kind == "item" and s.context == lead_in]
+
+    announced = read_after(f"{best.context} {best.own}".strip()) if best.leads_in else []
+    if len(announced) >= 2:  # one item is no list
+        return announced[:MAX_LIST_ITEMS]
+    siblings = read_after(best.context) if best.kind == "item" and best.context else []
+    if len(siblings) < 2:
+        return []
+    at = siblings.index(best)
+    start = max(0, min(at - MAX_LIST_ITEMS // 2, len(siblings) - MAX_LIST_ITEMS))
+    return siblings[start:start + MAX_LIST_ITEMS]
 
 
 def _envelope_not_found() -> str:

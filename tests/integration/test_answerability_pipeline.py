@@ -124,6 +124,29 @@ owner: "#workplace"
 
 The office opens at 8am on weekdays. Visitors sign in at reception with photo ID. Bikes go in the basement rack.
 """,
+    "remote.md": """---
+id: remote
+title: Remote Work
+owner: "#people-ops"
+---
+# Remote Work
+
+## The remote agreement
+
+Before working remotely, you and your manager sign an agreement. The remote agreement must name:
+
+- your home office address
+- your core hours, in your own time zone
+- the equipment the company lends you
+- an emergency contact
+
+## Contractors
+
+Contractors bring their own equipment. IT does not lend these to contractors:
+
+- laptops or tablets
+- company phones
+""",
 }
 STAFF = Principal(user_id="U1", roles=frozenset({"everyone"}))
 
@@ -193,6 +216,26 @@ def test_an_answer_quotes_the_rest_of_its_list_item_and_no_other_item(sourced: S
     assert "30 April" in outcome.text
     assert "only if you were unable to take them because of illness" in outcome.text  # the document's words
     assert "two weeks ahead" not in outcome.text and "28 days" not in outcome.text
+
+
+def test_a_list_answer_says_its_lead_in_once_and_lists_every_item(sourced: Sourced) -> None:
+    outcome = ask(sourced, "what does the remote agreement have to name?")
+
+    assert isinstance(outcome, Answered), outcome
+    assert outcome.text.splitlines() == [
+        "The remote agreement must name:", "• your home office address [1]",
+        "• your core hours, in your own time zone [1]", "• the equipment the company lends you [1]",
+        "• an emergency contact [1]"]
+    # each claim is still checked as read after its lead-in: an item alone would state something else
+    assert all(claim.text.startswith("The remote agreement must name:") for claim in outcome.claims)
+
+
+def test_a_list_under_a_negated_lead_in_is_answered_with_the_negation(sourced: Sourced) -> None:
+    outcome = ask(sourced, "which devices does IT not lend to contractors?")
+
+    assert isinstance(outcome, Answered), outcome
+    assert outcome.text.startswith("IT does not lend these to contractors:\n• laptops or tablets [1]")
+    assert "company phones" in outcome.text
 
 
 def test_with_the_reader_an_answer_offers_no_claim_that_only_completes_another(with_reader: Sourced) -> None:

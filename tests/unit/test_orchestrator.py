@@ -148,6 +148,24 @@ def test_refusal_words_the_cited_quote_holds_are_the_documents_not_the_models() 
     assert harness.metrics.drift == []
 
 
+def test_claims_on_items_of_one_list_are_written_as_that_list_under_its_lead_in_once() -> None:
+    kit = chunk("CHK-003", "New starters receive:\n- a laptop\n- a headset\n\nKit is returned on your last day.",
+                doc_id="kit", title="Starter Kit", heading="Starter Kit > What you get")
+    claims = [{"text": "New starters receive: a laptop", "chunk_ids": ["CHK-003"], "quote": "a laptop"},
+              {"text": "New starters also get a headset", "chunk_ids": ["CHK-003"], "quote": "a headset"},
+              {"text": "Kit is returned on your last day.", "chunk_ids": ["CHK-003"],
+               "quote": "Kit is returned on your last day."}]
+    harness = Harness(chunks=[kit], model=ScriptedModel(envelope(answer="", claims=claims)))
+
+    outcome = harness.ask("What kit do new starters receive, and when is it returned?")
+
+    assert isinstance(outcome, Answered), outcome
+    # a claim in the model's own words is listed as it is; the lead-in is said once either way
+    assert outcome.text == ("New starters receive:\n• a laptop [1]\n• New starters also get a headset [1]\n"
+                            "Kit is returned on your last day. [1]")
+    assert [claim.text for claim in outcome.claims] == [claim["text"] for claim in claims]
+
+
 def test_refusal_words_outside_every_quote_still_refuse() -> None:
     stated = "Customers may return items within 30 days of delivery."
     answer = envelope(answer=f"I am unable to confirm this, but: {stated}",

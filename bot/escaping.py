@@ -9,9 +9,10 @@ Slack reads three formats, and each has its own control sequences:
   suggested prompt's message is posted as the person's own message once chosen. So `<` and `>` become the
   single angle quotes U+2039 and U+203A (no entity: plain text may show one literally), `@channel`, `@here`
   and `@everyone` get an invisible word joiner after the `@`, and the text is one line.
-- **Markdown** (a streamed answer's `markdown_text`): a backslash before every character Markdown gives meaning
-  to, and links only to the URLs the cited documents themselves declare (their `url`), as autolinks that show
-  the address; any other URL is shown as code, never as a link whose label could hide where it goes.
+- **Markdown** (a streamed answer's `markdown_text`): a paragraph per line of the answer, and a backslash before
+  every character Markdown gives meaning to; links only to the URLs the cited documents themselves declare
+  (their `url`), as autolinks that show the address; any other URL is shown as code, never as a link whose
+  label could hide where it goes.
 """
 
 import re
@@ -43,8 +44,13 @@ def plain(text: str) -> str:
 
 
 def markdown(text: str, *, links: Collection[str] = ()) -> str:
-    """One paragraph of Markdown that shows `text` as written; a URL is a link only when it is in `links`."""
-    flat = " ".join(text.split())
+    """Markdown that shows `text` as written, a paragraph per line of it (a list answer's lead-in and items); a
+    URL is a link only when it is in `links`."""
+    return "\n\n".join(_markdown_paragraph(" ".join(line.split()), links)
+                       for line in text.splitlines() if line.strip())
+
+
+def _markdown_paragraph(flat: str, links: Collection[str]) -> str:
     pieces: list[str] = []
     done = 0
     for found in URL.finditer(flat):

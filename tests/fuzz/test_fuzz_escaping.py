@@ -53,7 +53,8 @@ def answers(draw: st.DrawFn) -> Answered:
     citations = tuple(Citation(n=n, passage=passage, content_hash="h", tier="direct")
                       for n, passage in enumerate(draw(st.lists(passages(), min_size=1, max_size=3)), start=1))
     built = tuple(Claim(text=claim, citations=(1,)) for claim in claims)
-    return Answered(text=" ".join(f"{claim} [1]" for claim in claims), claims=built, citations=citations,
+    joiner = draw(st.sampled_from([" ", "\n"]))  # a list answer writes its items on lines of their own
+    return Answered(text=joiner.join(f"{claim} [1]" for claim in claims), claims=built, citations=citations,
                     risk=LOW, correlation_id="c0ffee")
 
 
@@ -178,4 +179,4 @@ def test_a_streamed_answer_is_markdown_that_shows_it_as_written_and_links_only_d
     declared = {citation.passage.url for citation in answer.citations if citation.passage.url}
     streamed = "".join(blocks.answer_pieces(answer, size=60))
     shown = shown_by_markdown(streamed, declared)
-    assert shown == " ".join(answer.text.split())
+    assert shown == "\n\n".join(" ".join(line.split()) for line in answer.text.splitlines() if line.strip())

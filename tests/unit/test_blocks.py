@@ -70,6 +70,14 @@ def test_an_answer_shows_its_markers_and_a_source_line_with_title_section_owner_
     assert "<https://wiki.example/refunds?a=1&amp;b=2|open the document>" in source
 
 
+def test_a_list_answer_keeps_its_lines_in_the_message_and_in_the_stream() -> None:
+    listed = answered("Refunds need:\n• a receipt [1]\n• the original card [1]")
+
+    assert dicts(blocks.answer_message(listed))[0]["text"]["text"] == listed.text
+    streamed = "".join(blocks.answer_pieces(listed, size=12))
+    assert streamed == "Refunds need:\n\n• a receipt \\[1\\]\n\n• the original card \\[1\\]"
+
+
 def test_each_source_has_a_passage_button_and_the_answer_has_feedback_buttons() -> None:
     ids = [button["action_id"] for button in buttons(blocks.answer_message(answered()))]
     assert ids == [Action.PASSAGE, Action.HELPFUL, Action.NOT_HELPFUL]

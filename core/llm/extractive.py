@@ -64,7 +64,7 @@ def answering_statements(assessment: Assessment, *, whole_units: bool = True) ->
     statement that only completes the best one would have the whole answer refused."""
     best = assessment.candidates[0]
     same_chunk = [c for c in assessment.candidates if c.statement.chunk.chunk_id == best.statement.chunk.chunk_id]
-    listed = _its_list(best.statement, [c.statement for c in same_chunk]) if whole_units else []
+    listed = _its_list(best, same_chunk) if whole_units else []
     if listed:
         return listed
     completing = _same_block(best, same_chunk) if whole_units else []
@@ -102,23 +102,23 @@ def _same_block(best: Candidate, same_chunk: Sequence[Candidate]) -> list[Statem
     return sorted(siblings, key=lambda statement: abs(statement.position - best.statement.position))
 
 
-def _its_list(best: Statement, same_chunk: Sequence[Statement]) -> list[Statement]:
+def _its_list(best: Candidate, same_chunk: Sequence[Candidate]) -> list[Statement]:
     """The items the best statement leads into, or else the items read after the same lead-in as the best one,
-    in the chunk's order; [] when there are fewer than two. A long list is cut to the run around the best item."""
-    in_order = sorted(same_chunk, key=lambda statement: statement.position)
+    in the chunk's order; [] when there are fewer than two. A long list is cut to the run around its best item."""
+    in_order = sorted(same_chunk, key=lambda candidate: candidate.statement.position)
 
-    def read_after(lead_in: str) -> list[Statement]:
-        return [s for s in in_order if s.kind == "item" and s.context == lead_in]
+    def read_after(lead_in: str) -> list[Candidate]:
+        return [c for c in in_order if c.statement.kind == "item" and c.statement.context == lead_in]
 
-    announced = read_after(f"{best.context} {best.own}".strip()) if best.leads_in else []
-    if len(announced) >= 2:  # one item is no list
-        return announced[:MAX_LIST_ITEMS]
-    siblings = read_after(best.context) if best.kind == "item" and best.context else []
-    if len(siblings) < 2:
+    stated = best.statement
+    announced = read_after(f"{stated.context} {stated.own}".strip()) if stated.leads_in else []
+    listed = announced if len(announced) >= 2 else (  # one item is no list
+        read_after(stated.context) if stated.kind == "item" and stated.context else [])
+    if len(listed) < 2:
         return []
-    at = siblings.index(best)
-    start = max(0, min(at - MAX_LIST_ITEMS // 2, len(siblings) - MAX_LIST_ITEMS))
-    return siblings[start:start + MAX_LIST_ITEMS]
+    at = listed.index(max(listed, key=lambda candidate: candidate.probability))
+    start = max(0, min(at - MAX_LIST_ITEMS // 2, len(listed) - MAX_LIST_ITEMS))
+    return [candidate.statement for candidate in listed[start:start + MAX_LIST_ITEMS]]
 
 
 def _envelope_not_found() -> str:

@@ -147,6 +147,28 @@ Contractors bring their own equipment. IT does not lend these to contractors:
 - laptops or tablets
 - company phones
 """,
+    "offsite.md": """---
+id: offsite
+title: Offsite
+owner: "#events"
+---
+# Offsite
+
+## Packing
+
+For the offsite, everyone should pack these things:
+
+- a passport
+- a rain jacket
+- walking shoes
+- a water bottle
+- sunscreen
+- a phone charger
+- a notebook
+- a torch
+- a swimsuit
+- a sleeping bag
+""",
 }
 STAFF = Principal(user_id="U1", roles=frozenset({"everyone"}))
 
@@ -236,6 +258,16 @@ def test_a_list_under_a_negated_lead_in_is_answered_with_the_negation(sourced: S
     assert isinstance(outcome, Answered), outcome
     assert outcome.text.startswith("IT does not lend these to contractors:\n• laptops or tablets [1]")
     assert "company phones" in outcome.text
+
+
+def test_a_long_list_is_quoted_around_the_item_asked_for_and_says_how_many_more_it_has(sourced: Sourced) -> None:
+    outcome = ask(sourced, "should I pack a sleeping bag for the offsite?")
+
+    assert isinstance(outcome, Answered), outcome
+    lines = outcome.text.splitlines()
+    assert lines[0] == "For the offsite, everyone should pack these things:"
+    assert "• a sleeping bag [1]" in lines and "• a passport [1]" not in lines
+    assert lines[-1] == "• 2 more in the source [1]" and len(outcome.claims) == 8
 
 
 def test_with_the_reader_an_answer_offers_no_claim_that_only_completes_another(with_reader: Sourced) -> None:

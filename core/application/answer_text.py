@@ -64,7 +64,8 @@ def _line_start(text: str, offset: int) -> int:
 
 
 def _without_lead_in(text: str, lead_in: str) -> str:
-    return text[len(lead_in):].strip() if text.startswith(lead_in) else text
+    """A claim as its item says it; a claim in the model's own words stays as it is."""
+    return (text[len(lead_in):].strip() if text.startswith(lead_in) else "") or text
 
 
 def _markers(claim: Claim) -> str:

@@ -4,68 +4,91 @@ the items of one list written as a list under their lead-in, said once.
 A claim resting on a list item is read after its lead-in ("The agreement must include: Your work location"),
 so that it states something on its own; said that way item after item, a list answer repeats its lead-in before
 every item. Consecutive claims resting on items of the same list are written as the lead-in on a line of its
-own and one bulleted line per item; when the cited passage lists more items than the answer claims, a last
-line says how many more, so a partial list is never shown as the whole.
+own and one bulleted line per item (the sentences of one item on one line); when the cited passage has items of
+that list no claim rests on, a last line says how many, so part of a list is not shown as all of it that the
+passage holds.
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import groupby
 from typing import Final
 
 from core.application.checks import Anchor
-from core.application.quotes import plain, statements
+from core.application.statements import Statement, list_items, split_statements
 from core.domain import Claim
 
 BULLET: Final = "•"
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Listed:
+    """Where a claim stands in a list: which list (its chunk and first item), and its item's line."""
+
+    key: tuple[str, int]
+    lead_in: str
+    item: int
+    items: frozenset[int]
+
+
 def answer_text(claims: Sequence[Claim], anchors: Sequence[Anchor]) -> str:
-    pieces: list[tuple[str, bool]] = []
-    for listed_in, run in groupby(zip(claims, anchors, strict=True), key=lambda pair: _list_of(pair[1])):
-        pairs = list(run)
-        claimed = [claim for claim, _ in pairs]
-        if listed_in is not None and len(claimed) > 1:
-            lead_in = listed_in[1]
-            items = [f"{BULLET} {_without_lead_in(claim.text, lead_in)} {_markers(claim)}" for claim in claimed]
-            unclaimed = _items_in(pairs[0][1].chunk.text, lead_in) - {_line_of(anchor) for _, anchor in pairs}
-            if unclaimed:
-                items.append(f"{BULLET} {len(unclaimed)} more in the source {_markers(claimed[-1])}")
-            pieces.append(("\n".join([lead_in, *items]), True))
-        else:
-            pieces.extend((f"{claim.text} {_markers(claim)}", False) for claim in claimed)
+    listed = [_listed(anchor) for anchor in anchors]
+    claimed = {(entry.key, entry.item) for entry in listed if entry is not None}
+    lines: list[tuple[str, bool]] = []
+    for key, run in groupby(zip(claims, anchors, listed, strict=True),
+                            key=lambda triple: None if triple[2] is None else triple[2].key):
+        run_claims = list(run)
+        if key is None or len(run_claims) < 2:  # one item is said as it is
+            lines.extend((f"{' '.join(claim.text.split())} {_markers(claim)}", False) for claim, _, _ in run_claims)
+            continue
+        first = run_claims[0][2]
+        assert first is not None
+        lines.append((first.lead_in, True))
+        for _, item_claims in groupby(run_claims, key=lambda triple: triple[2].item if triple[2] else None):
+            together = list(item_claims)
+            words = " ".join(_item_words(claim, anchor, first.lead_in) for claim, anchor, _ in together)
+            lines.append((f"{BULLET} {words} {_markers(together[-1][0])}", True))
+        unclaimed = len(first.items) - sum((key, item) in claimed for item in first.items)
+        if unclaimed:
+            lines.append((f"{BULLET} {unclaimed} more in the source {_markers(run_claims[-1][0])}", True))
+    return _joined(lines)
+
+
+def _joined(lines: Sequence[tuple[str, bool]]) -> str:
+    """Prose claims run on in one paragraph; a list's lines, and whatever follows a list, start lines."""
     text = ""
-    for index, (piece, listed) in enumerate(pieces):
-        after_list = index > 0 and pieces[index - 1][1]
-        text += ("" if index == 0 else "\n" if listed or after_list else " ") + piece
+    for index, (line, in_list) in enumerate(lines):
+        new_line = index > 0 and (in_list or lines[index - 1][1])
+        text += ("\n" if new_line else " " if index else "") + line
     return text
 
 
-def _list_of(anchor: Anchor) -> tuple[str, str] | None:
-    """The chunk and the lead-in (as a claim reads it) of the list item a claim rests on; None for anything else."""
+def _listed(anchor: Anchor) -> _Listed | None:
+    """Where the one list item a claim rests on stands in its list; None for anything else."""
     if len(anchor.statements) != 1 or anchor.statements[0].kind != "item":
         return None
-    lead_in = plain(anchor.statements[0].context)
-    return (anchor.chunk.chunk_id, lead_in) if lead_in else None
+    of_chunk = split_statements(anchor.chunk)
+    statement = next((s for s in of_chunk if s.start == anchor.statements[0].start), None)
+    items = list_items(statement, of_chunk) if statement is not None else []
+    if statement is None or not items:
+        return None
+    return _Listed(key=(anchor.chunk.chunk_id, items[0].block), lead_in=_lead_in(statement),
+                   item=statement.block, items=frozenset(item.block for item in items))
 
 
-def _items_in(text: str, lead_in: str) -> set[int]:
-    """The items of a chunk's text read after this lead-in, each by where its line starts."""
-    return {_line_start(text, statement.start) for statement in statements(text)
-            if statement.kind == "item" and plain(statement.context) == lead_in}
+def _lead_in(statement: Statement) -> str:
+    """The lead-ins an item is read after, as read ("Laptops: Returned by:" before "courier")."""
+    return statement.text[: len(statement.text) - len(statement.own)].strip()
 
 
-def _line_of(anchor: Anchor) -> int:
-    return _line_start(anchor.chunk.text, anchor.statements[0].start)
-
-
-def _line_start(text: str, offset: int) -> int:
-    """The reading form writes a list item on one line: where that line starts names the item."""
-    return text.rfind("\n", 0, offset) + 1
-
-
-def _without_lead_in(text: str, lead_in: str) -> str:
-    """A claim as its item says it; a claim in the model's own words stays as it is."""
-    return (text[len(lead_in):].strip() if text.startswith(lead_in) else "") or text
+def _item_words(claim: Claim, anchor: Anchor, lead_in: str) -> str:
+    """An item's own words when the claim reads it after its lead-ins, word for word; a claim in the model's
+    own words as it is."""
+    said = " ".join(claim.text.split())
+    own = " ".join(anchor.pieces[0].split()) if anchor.pieces else ""
+    if said == own and said.startswith(lead_in):
+        return said[len(lead_in):].strip() or said
+    return said
 
 
 def _markers(claim: Claim) -> str:

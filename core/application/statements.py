@@ -46,6 +46,37 @@ class Statement:
     block: int
     """Where its line starts in the chunk: the sentences of one paragraph or list item share it (the reading
     form writes a block on one line), so an answer can quote a sentence with the rest of its item."""
+    start: int
+    """Where its quote starts in the chunk: a claim's anchor names its statement by it."""
+
+
+def list_items(statement: Statement, of_chunk: Sequence[Statement]) -> list[Statement]:
+    """The items of the list `statement` is an item of, in order: the unbroken run around it of items read
+    after the same lead-in, items nested deeper standing between them. Two lists with the same lead-in ("You
+    need:" under "Laptop kit." and again under "Phone kit.") are two lists. [] for anything but an item read
+    after a lead-in."""
+    if statement.kind != "item" or not statement.context or statement not in of_chunk:
+        return []
+    at = of_chunk.index(statement)
+
+    def in_list(other: Statement) -> bool:
+        return other.kind == "item" and (other.context == statement.context
+                                          or other.context.startswith(statement.context + " "))
+
+    first, last = at, at
+    while first > 0 and in_list(of_chunk[first - 1]):
+        first -= 1
+    while last + 1 < len(of_chunk) and in_list(of_chunk[last + 1]):
+        last += 1
+    return [other for other in of_chunk[first:last + 1] if other.context == statement.context]
+
+
+def announced_items(lead_in: Statement, of_chunk: Sequence[Statement]) -> list[Statement]:
+    """The items a statement ending in a colon leads into ("You need:" and the items under it), or []."""
+    after = of_chunk.index(lead_in) + 1 if lead_in in of_chunk else len(of_chunk)
+    if not lead_in.leads_in or after >= len(of_chunk) or of_chunk[after].context != lead_in.text:
+        return []
+    return list_items(of_chunk[after], of_chunk)
 
 
 def split_statements(chunk: RetrievedChunk) -> list[Statement]:
@@ -78,7 +109,8 @@ def _fields(text: str, span: StatementSpan) -> dict[str, Any]:
     return {"text": read, "kind": span.kind, "own": own,
             "context": plain(span.context) if span.kind == "item" else "", "leads_in": own.endswith((":", "?")),
             "row_key": _first_cell(quote) if span.kind == "row" else None, "quote": quote,
-            "addressed_to_assistants": addressed_to_assistants(line), "block": line_start}
+            "addressed_to_assistants": addressed_to_assistants(line), "block": line_start,
+            "start": span.start}
 
 
 def _first_cell(row: str) -> str:

@@ -3,7 +3,8 @@
 It answers with the retrieved chunks' own statements and returns the same envelope JSON an LLM would, so the
 orchestrator parses and checks it exactly like any other model's output. Which statements answer is the
 answerability assessment's decision (`core.application.answerability`): the best candidate when it reaches
-the fitted threshold, with the statements it leads into and the other answering statements of its chunk.
+the fitted threshold, with the statements it leads into and the other answering statements of its chunk; or,
+when the best is an item of a list or its lead-in, the list.
 """
 
 import json
@@ -12,13 +13,13 @@ from typing import Final
 
 from core.application.answerability import Assessment, Candidate, assess
 from core.application.ports import Embedder, GenerationRequest, Reader
-from core.application.statements import Statement
+from core.application.statements import Statement, announced_items, list_items, split_statements
 
 MAX_CLAIMS: Final = 3
 """An answer is one fact and at most two that complete it; more would bury it."""
 MAX_LIST_ITEMS: Final = 8
-"""A list is quoted whole up to this many statements (a list of steps, the things an agreement must include);
-a longer one, the run of its items around the best."""
+"""A list is quoted whole up to this many items (a list of steps, the things an agreement must include); a
+longer one, the run of its items around the best."""
 
 
 class ExtractiveModel:
@@ -103,22 +104,19 @@ def _same_block(best: Candidate, same_chunk: Sequence[Candidate]) -> list[Statem
 
 
 def _its_list(best: Candidate, same_chunk: Sequence[Candidate]) -> list[Statement]:
-    """The items the best statement leads into, or else the items read after the same lead-in as the best one,
-    in the chunk's order; [] when there are fewer than two. A long list is cut to the run around its best item."""
-    in_order = sorted(same_chunk, key=lambda candidate: candidate.statement.position)
-
-    def read_after(lead_in: str) -> list[Candidate]:
-        return [c for c in in_order if c.statement.kind == "item" and c.statement.context == lead_in]
-
-    stated = best.statement
-    announced = read_after(f"{stated.context} {stated.own}".strip()) if stated.leads_in else []
-    listed = announced if len(announced) >= 2 else (  # one item is no list
-        read_after(stated.context) if stated.kind == "item" and stated.context else [])
-    if len(listed) < 2:
+    """The items the best statement leads into, or else the items of the list it is an item of, in order; []
+    when there are fewer than two. A longer list is cut to the run of items around its best-read one."""
+    of_chunk = split_statements(best.statement.chunk)
+    listed = announced_items(best.statement, of_chunk) or list_items(best.statement, of_chunk)
+    items = [[s for s in listed if s.block == block and not s.addressed_to_assistants]
+             for block in dict.fromkeys(s.block for s in listed)]
+    items = [item for item in items if item]
+    if len(items) < 2:  # one item is no list
         return []
-    at = listed.index(max(listed, key=lambda candidate: candidate.probability))
-    start = max(0, min(at - MAX_LIST_ITEMS // 2, len(listed) - MAX_LIST_ITEMS))
-    return [candidate.statement for candidate in listed[start:start + MAX_LIST_ITEMS]]
+    read = {c.statement: c.probability for c in same_chunk}
+    at = max(range(len(items)), key=lambda i: max(read.get(s, 0.0) for s in items[i]))
+    start = max(0, min(at - MAX_LIST_ITEMS // 2, len(items) - MAX_LIST_ITEMS))
+    return [statement for item in items[start:start + MAX_LIST_ITEMS] for statement in item]
 
 
 def _envelope_not_found() -> str:

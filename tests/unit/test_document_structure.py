@@ -11,7 +11,7 @@ from pathlib import Path
 
 from core.application.checks import Supported, claim_support
 from core.application.envelope import EnvelopeClaim
-from core.application.statements import Statement, split_statements
+from core.application.statements import Statement, announced_items, list_items, split_statements
 from core.documents.markdown import read_markdown
 from core.domain import Passage, RetrievedChunk
 from core.retrieval import SourceDocument, chunk_document
@@ -220,6 +220,20 @@ def test_a_window_that_starts_inside_a_list_repeats_its_lead_ins() -> None:
         assert chunk.text.startswith("Return on your last day:\n- Hardware\n  - Laptop model")
     later = [s for s in split_statements(retrieved(chunks[-1])) if s.kind == "item" and s.own.startswith("Laptop")]
     assert later and all(s.context == "Return on your last day: Hardware" for s in later)
+
+
+def test_a_list_is_the_run_of_items_after_its_lead_in_and_two_lists_with_one_lead_in_are_two() -> None:
+    body = ("## Kits\n\nLaptop kit. You need:\n\n- a charger\n- a sleeve\n\nPhone kit. You need:\n\n"
+            "- a case\n  - hard or soft\n  - with a strap\n- a sim card\n")
+    read = statements(body)
+    by_words = {statement.own: statement for statement in read}
+
+    assert [s.own for s in list_items(by_words["a case"], read)] == ["a case", "a sim card"]
+    assert [s.own for s in list_items(by_words["with a strap"], read)] == ["hard or soft", "with a strap"]
+    leading = [s for s in read if s.own == "You need:"]
+    assert [[s.own for s in announced_items(lead_in, read)] for lead_in in leading] == [
+        ["a charger", "a sleeve"], ["a case", "a sim card"]]
+    assert list_items(by_words["Phone kit."], read) == []  # a sentence is no item
 
 
 def test_the_same_file_read_twice_gives_the_same_chunk_ids_and_texts() -> None:

@@ -166,6 +166,37 @@ def test_claims_on_items_of_one_list_are_written_as_that_list_under_its_lead_in_
     assert [claim.text for claim in outcome.claims] == [claim["text"] for claim in claims]
 
 
+def listed_answer(text: str, quotes: list[tuple[str, str]], question: str) -> Answered:
+    """The answer to `question` from one chunk of `text`, with a claim (text, quote) per pair."""
+    kit = chunk("CHK-004", text, doc_id="kit", title="Kit", heading="Kit > Devices")
+    claims = [{"text": said, "chunk_ids": ["CHK-004"], "quote": quote} for said, quote in quotes]
+    outcome = Harness(chunks=[kit], model=ScriptedModel(envelope(answer="", claims=claims))).ask(question)
+    assert isinstance(outcome, Answered), outcome
+    return outcome
+
+
+def test_two_lists_with_the_same_lead_in_are_two_lists() -> None:
+    kits = "Laptop kit. You need:\n- a charger\n- a sleeve\nPhone kit. You need:\n- a case\n- a sim card"
+    outcome = listed_answer(kits,
+                            [("You need: a case", "a case"), ("You need: a sim card", "a sim card")],
+                            "What do I need for the phone kit, a case?")
+
+    assert outcome.text == "You need:\n• a case [1]\n• a sim card [1]"  # nothing "more": the laptop's list is another
+
+
+def test_nested_items_are_listed_under_their_lead_ins_and_an_items_sentences_share_its_line() -> None:
+    text = "Return:\n- Your badge\n  - the photo badge\n  - the parking tag\n- Your laptop. It is wiped first."
+    nested = listed_answer(text, [("Return: Your badge: the photo badge", "the photo badge"),
+                                  ("Return: Your badge: the parking tag", "the parking tag")],
+                           "Which badge items do I return, the photo badge?")
+    sentences = listed_answer(text, [("Return: Your badge", "Your badge"), ("Return: Your laptop.", "Your laptop."),
+                                     ("Return: It is wiped first.", "It is wiped first.")],
+                              "What do I return, my badge and laptop?")
+
+    assert nested.text == "Return: Your badge:\n• the photo badge [1]\n• the parking tag [1]"
+    assert sentences.text == "Return:\n• Your badge [1]\n• Your laptop. It is wiped first. [1]"
+
+
 def test_refusal_words_outside_every_quote_still_refuse() -> None:
     stated = "Customers may return items within 30 days of delivery."
     answer = envelope(answer=f"I am unable to confirm this, but: {stated}",

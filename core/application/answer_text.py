@@ -4,9 +4,9 @@ the items of one list written as a list under their lead-in, said once.
 A claim resting on a list item is read after its lead-in ("The agreement must include: Your work location"),
 so that it states something on its own; said that way item after item, a list answer repeats its lead-in before
 every item. Consecutive claims resting on items of the same list are written as the lead-in on a line of its
-own and one bulleted line per item (the sentences of one item on one line); when the cited passage has items of
-that list no claim rests on, a last line says how many, so part of a list is not shown as all of it that the
-passage holds.
+own and one bulleted line per item (the sentences of one item on one line), when each claim is its item read
+after its lead-ins word for word; when the cited passage has items of that list no claim rests on, a last line
+says how many, so part of a list is not shown as all of it that the passage holds.
 """
 
 from collections.abc import Sequence
@@ -32,8 +32,9 @@ class _Listed:
 
 
 def answer_text(claims: Sequence[Claim], anchors: Sequence[Anchor]) -> str:
-    listed = [_listed(anchor) for anchor in anchors]
-    claimed = {(entry.key, entry.item) for entry in listed if entry is not None}
+    listed = [_listed(claim, anchor) for claim, anchor in zip(claims, anchors, strict=True)]
+    claimed = {(anchor.chunk.chunk_id, _line_start(anchor.chunk.text, span.start))
+               for anchor in anchors for span in anchor.statements if span.kind == "item"}
     lines: list[tuple[str, bool]] = []
     for key, run in groupby(zip(claims, anchors, listed, strict=True),
                             key=lambda triple: None if triple[2] is None else triple[2].key):
@@ -46,9 +47,9 @@ def answer_text(claims: Sequence[Claim], anchors: Sequence[Anchor]) -> str:
         lines.append((first.lead_in, True))
         for _, item_claims in groupby(run_claims, key=lambda triple: triple[2].item if triple[2] else None):
             together = list(item_claims)
-            words = " ".join(_item_words(claim, anchor, first.lead_in) for claim, anchor, _ in together)
+            words = " ".join(_item_words(claim, first.lead_in) for claim, _, _ in together)
             lines.append((f"{BULLET} {words} {_markers(together[-1][0])}", True))
-        unclaimed = len(first.items) - sum((key, item) in claimed for item in first.items)
+        unclaimed = sum((first.key[0], item) not in claimed for item in first.items)
         if unclaimed:
             lines.append((f"{BULLET} {unclaimed} more in the source {_markers(run_claims[-1][0])}", True))
     return _joined(lines)
@@ -63,9 +64,11 @@ def _joined(lines: Sequence[tuple[str, bool]]) -> str:
     return text
 
 
-def _listed(anchor: Anchor) -> _Listed | None:
-    """Where the one list item a claim rests on stands in its list; None for anything else."""
-    if len(anchor.statements) != 1 or anchor.statements[0].kind != "item":
+def _listed(claim: Claim, anchor: Anchor) -> _Listed | None:
+    """Where the one list item a claim rests on stands in its list, when the claim is that item read after its
+    lead-ins word for word; None for anything else. A claim in a model's own words is never put under the
+    document's lead-in: under "We don't use it to:" its own negation would read twice."""
+    if len(anchor.statements) != 1 or anchor.statements[0].kind != "item" or not _reads_its_item(claim, anchor):
         return None
     of_chunk = split_statements(anchor.chunk)
     statement = next((s for s in of_chunk if s.start == anchor.statements[0].start), None)
@@ -76,19 +79,24 @@ def _listed(anchor: Anchor) -> _Listed | None:
                    item=statement.block, items=frozenset(item.block for item in items))
 
 
+def _line_start(text: str, offset: int) -> int:
+    """The reading form writes a list item on one line: where that line starts names the item."""
+    return text.rfind("\n", 0, offset) + 1
+
+
 def _lead_in(statement: Statement) -> str:
     """The lead-ins an item is read after, as read ("Laptops: Returned by:" before "courier")."""
     return statement.text[: len(statement.text) - len(statement.own)].strip()
 
 
-def _item_words(claim: Claim, anchor: Anchor, lead_in: str) -> str:
-    """An item's own words when the claim reads it after its lead-ins, word for word; a claim in the model's
-    own words as it is."""
+def _reads_its_item(claim: Claim, anchor: Anchor) -> bool:
+    return bool(anchor.pieces) and claim.text.split() == anchor.pieces[0].split()
+
+
+def _item_words(claim: Claim, lead_in: str) -> str:
+    """An item's own words: the claim reads it after its lead-ins (`_listed`)."""
     said = " ".join(claim.text.split())
-    own = " ".join(anchor.pieces[0].split()) if anchor.pieces else ""
-    if said == own and said.startswith(lead_in):
-        return said[len(lead_in):].strip() or said
-    return said
+    return said[len(lead_in):].strip() if said.startswith(lead_in) else said
 
 
 def _markers(claim: Claim) -> str:

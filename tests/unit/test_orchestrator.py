@@ -149,10 +149,10 @@ def test_refusal_words_the_cited_quote_holds_are_the_documents_not_the_models() 
 
 
 def test_claims_on_items_of_one_list_are_written_as_that_list_under_its_lead_in_once() -> None:
-    kit = chunk("CHK-003", "New starters receive:\n- a laptop\n- a headset\n\nKit is returned on your last day.",
-                doc_id="kit", title="Starter Kit", heading="Starter Kit > What you get")
+    kit = chunk("CHK-003", "New starters receive:\n- a laptop\n- a headset\n- a badge\n\n"
+                "Kit is returned on your last day.", doc_id="kit", title="Starter Kit", heading="Starter Kit > Kit")
     claims = [{"text": "New starters receive: a laptop", "chunk_ids": ["CHK-003"], "quote": "a laptop"},
-              {"text": "New starters also get a headset", "chunk_ids": ["CHK-003"], "quote": "a headset"},
+              {"text": "New starters receive: a headset", "chunk_ids": ["CHK-003"], "quote": "a headset"},
               {"text": "Kit is returned on your last day.", "chunk_ids": ["CHK-003"],
                "quote": "Kit is returned on your last day."}]
     harness = Harness(chunks=[kit], model=ScriptedModel(envelope(answer="", claims=claims)))
@@ -160,10 +160,19 @@ def test_claims_on_items_of_one_list_are_written_as_that_list_under_its_lead_in_
     outcome = harness.ask("What kit do new starters receive, and when is it returned?")
 
     assert isinstance(outcome, Answered), outcome
-    # a claim in the model's own words is listed as it is; the lead-in is said once either way
-    assert outcome.text == ("New starters receive:\n• a laptop [1]\n• New starters also get a headset [1]\n"
+    assert outcome.text == ("New starters receive:\n• a laptop [1]\n• a headset [1]\n• 1 more in the source [1]\n"
                             "Kit is returned on your last day. [1]")
     assert [claim.text for claim in outcome.claims] == [claim["text"] for claim in claims]
+
+
+def test_a_models_own_words_are_never_put_under_the_documents_lead_in() -> None:
+    outcome = listed_answer("We do not use the dashboard to:\n- review pull requests\n- decide promotions",
+                            [("The dashboard is not used to review pull requests", "review pull requests"),
+                             ("We do not use the dashboard to: decide promotions", "decide promotions")],
+                            "Do we use the dashboard to review pull requests or decide promotions?")
+
+    assert outcome.text == ("The dashboard is not used to review pull requests [1] "
+                            "We do not use the dashboard to: decide promotions [1]")
 
 
 def listed_answer(text: str, quotes: list[tuple[str, str]], question: str) -> Answered:

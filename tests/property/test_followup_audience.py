@@ -52,12 +52,14 @@ DOCUMENTS = {
         ## Engineering
         The senior engineer salary band is 151,377 to 188,913 dollars, set by the Halvorsen review.
         ## Travel roles
-        Field staff who travel weekly earn a hotel premium of 483 dollars a month under band Zephyr.
+        Field staff who travel weekly earn a hotel premium of 4,831 dollars a month under band Zephyr.
         """),
 }
-MARKERS = ("7,345", "Quenford", "12,910", "Marlowe", "151,377", "188,913", "Halvorsen", "483", "Zephyr",
+MARKERS = ("7,345", "Quenford", "12,910", "Marlowe", "151,377", "188,913", "Halvorsen", "4,831", "Zephyr",
            "Retention Bonuses", "Salary Bands")
-"""Facts and names that only the restricted documents hold, and their titles: none may reach the channel."""
+"""Facts and names that only the restricted documents hold, and their titles: none may reach the channel. Each
+number has a thousands separator: a bare "483" was found inside the answerability explanation's figures
+("contribution": -0.483), which every reply's operator view carries."""
 WORDS = ["parental", "leave", "birth", "parent", "adoptive", "weeks", "hotel", "limit", "meal", "allowance",
          "night", "retention", "bonus", "salary", "band", "engineer", "senior", "premium", "travel", "manager",
          "approved", "returning", "field", "staff"]

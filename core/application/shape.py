@@ -3,9 +3,10 @@
 Documents state rules; they do not count, total, average or rank what happened. A question is a measurement
 over records when it asks for one of those operations *about records*: a time window ("last quarter", "so
 far this year", "in 2025", "right now"), events asked in the past tense ("did we have", "were received"), a
-population of people ("how many employees", "everyone in payments ops"), a ranking of entities ("which team
-... the most"), or the asker's own running balance ("how much ... do I have left"). A rule that merely
-contains a quantity ("how many days of leave do I get", "how many reviewers must approve") is not one.
+population of people ("how many employees", "everyone in payments ops", "which team has the most
+engineers"), a ranking of entities ("which team ... the most"), or the asker's own running balance and what
+they have used of it ("how much ... do I have left", "how much have I spent"). A rule that merely contains a
+quantity ("how many days of leave do I get", "how many reviewers must approve") is not one.
 """
 
 import re
@@ -58,14 +59,20 @@ _PEOPLE: Final = (r"people|persons|employees|staff|staffers|colleagues|co-?worke
 _POPULATION: Final = re.compile(
     rf"\bhow many\s+(?:of\s+(?:our|the|my)\s+)?(?:\w+\s+)?(?:{_PEOPLE})\b"
     r"(?!\s+(?:do|does|can|could|should|must|will|would|may|need|needs|are allowed|is allowed)\s)"
-    r"(?!\s+(?:per|for each|in a|on a|on each)\b)",
+    r"(?!\s+(?:per|for each|in a|on a|on each)\b)"
+    rf"|\b(?:which|who)\b[^?.]*\b(?:has|have|had|with|employs?)\s+the\s+(?:most|fewest|least)\s+(?:\w+\s+)?"
+    rf"(?:{_PEOPLE})\b",
     re.IGNORECASE)
-"""Counting the organisation's own people, teams or places."""
+"""Counting the organisation's own people, teams or places, or ranking entities by that count ("which team has
+the most engineers?")."""
 _BALANCE: Final = re.compile(r"\b(?:do|have|does)\s+(?:i|we|you|he|she|they)\s+(?:have\s+)?(?:left|remaining)\b|"
                              r"\b(?:my|our|his|her|their)\s+(?:remaining|current|outstanding)\s+(?:balance|"
-                             r"budget|allowance|days|leave)\b|\bhow much\b[^?.]*\b(?:left|remaining)\b",
+                             r"budget|allowance|days|leave)\b|\bhow much\b[^?.]*\b(?:left|remaining)\b|"
+                             r"\bhow much\b[^?.]*\b(?:have|did)\s+(?:i|we)\s+(?:already\s+)?(?:spent|spend|used|use|"
+                             r"taken|take|claimed|claim|expensed|expense|booked|book)\b",
                              re.IGNORECASE)
-"""The asker's running balance: a record about one person, kept in a system, not a document."""
+"""The asker's running balance, or what they have used of it so far ("how much have I spent this month?"): a
+record about one person, kept in a system, not a document."""
 
 
 def visible_text(question: str) -> str:

@@ -24,11 +24,15 @@ MEASUREMENTS = [
     "how many employees are based in Lisbon?",
     "How many contractors do we have right now?",
     "how many of our managers completed the training?",
+    "which office has the most engineers?",
+    "Who has the fewest contractors?",
     # listings and per-person lookups
     "list everyone in finance who hasn't submitted a timesheet",
     "which people haven't done their fire safety training?",
     "how much of my training budget do I have left?",
     "how many vacation days do I have left?",
+    "how much have I already claimed for travel this year?",
+    "how much did we spend on the offsite?",
 ]
 
 RULES = [
@@ -41,6 +45,11 @@ RULES = [
     "how many hours a week can interns work?",
     "what's the most I can claim for a team dinner?",
     "Who approves refunds above the limit?",
+    "which laptop is best for engineers?",
+    "what's the most guests I can bring to the party?",
+    "Can I invite more people to the offsite?",
+    "how much can I spend on a hotel this year?",
+    "how much notice did I have to give?",
 ]
 
 

@@ -24,7 +24,7 @@ _TYPE_CUES: Final[tuple[tuple[AnswerType, re.Pattern[str]], ...]] = (
     # a point or span of time, or a frequency
     ("time", re.compile(r"\b(how long|how soon|how quickly|how fast|how far in advance|how early|how late|"
                         r"how often|how frequently|by when|until when|what time|what day|which day|what date|"
-                        r"deadline|lead time|time limit|how much (?:advance )?(?:notice|warning|time)|"
+                        r"deadline|lead time|time limit|how much (?:\w+ )?(?:notice|warning|time)|"
                         r"last day|first day|how far ahead|how far back)\b|^\s*when\b|"
                         r"\bwhen (is|are|do|does|did|can|should|must|will)\b", re.I)),
     # a location, physical or online
@@ -83,12 +83,18 @@ _MONEY_STATED: Final = re.compile(r"[$€£¥]\s?\d|\d\s?[$€£¥]|\b(?:dollars
                                   r"no charge|no cost|at cost|percent|per ?cent)\b|\d\s?%", re.I)
 _CURRENCY_CODE: Final = re.compile(r"\b[A-Z]{3}\s?\d|\d\s?[A-Z]{3}\b")
 """An ISO currency code beside a number ("EUR 210", "15 USD"), matched in capitals only."""
+_UNIT_ABBREVIATIONS: Final = {"hr": "hours", "hrs": "hours", "min": "minutes", "mins": "minutes", "sec": "seconds",
+                               "secs": "seconds", "wk": "weeks", "wks": "weeks", "mo": "months", "mos": "months",
+                               "yr": "years", "yrs": "years"}
+"""Units of time as chat writes them ("how many hrs a week"): documents spell them out."""
 _COUNT_STOP: Final = frozenset("do does did can could are is was were will would should must of per in on at for "
                                "to i we you they my our your the a an have has get".split())
 
 
 def asks_money(question: str) -> bool:
-    return bool(_MONEY_ASKED.search(question))
+    """A question that asks for a time or a count is not about a sum, whatever it says of pay or spending
+    ("when do I get paid?", "how much time can I spend on ...?", "how many times a year is pay reviewed?")."""
+    return bool(_MONEY_ASKED.search(question)) and expected_answer_type(question) not in {"time", "count"}
 
 
 def states_money(text: str) -> bool:
@@ -109,7 +115,7 @@ def counted_noun(question: str) -> str | None:
         phrase.append(word)
     plurals = [word for word in phrase if word.endswith("s") and not word.endswith("ss")]
     chosen = plurals or phrase
-    return chosen[0] if chosen else None
+    return _UNIT_ABBREVIATIONS.get(chosen[0], chosen[0]) if chosen else None
 
 
 def expected_answer_type(question: str) -> AnswerType:

@@ -61,6 +61,8 @@ EVIDENCE_AGAINST: Final = frozenset({
 """Features that speak against an answer: the fit never gives them a positive weight."""
 UNSIGNED_FEATURES: Final = frozenset({"statement_words", "question_words", "leads_in"})
 """Features with no direction of their own. Every other feature speaks for an answer (weight >= 0)."""
+MIN_ABBREVIATION: Final = 4
+"""Shorter prefixes ("dev", "pay") begin too many unrelated words to be read as abbreviations."""
 _PHRASE_END: Final = ("[", ",", ";", ":", "(", ")", "]", "{", "}", "!", "?", '"')
 
 
@@ -232,7 +234,7 @@ def statement_features(profile: QuestionProfile, statement: Statement, *, weight
                           if profile.names else 0.0),
         "typed_and_held": float(typed and holds),
         "typed_not_held": float(typed and not holds),
-        "modifier_replaced": float(replaced_modifier(profile, statement.text + ". " + chunk.passage.heading)),
+        "modifier_replaced": float(replaced_modifier(profile, statement.text + ". " + _titles(chunk.passage.heading))),
         "modifier_unstated": unstated_modifiers(profile, said | heading),
         "semantic": 0.0,
         "retrieval_score": chunk.score,
@@ -250,6 +252,11 @@ def statement_features(profile: QuestionProfile, statement: Statement, *, weight
         "row_names_missing": float(statement.row_key is not None and bool(profile.names)
                                    and not profile.names & _names_in(statement.text + " " + chunk.passage.heading)),
     }
+
+
+def _titles(heading: str) -> str:
+    """A heading path as one phrase per title: "Training budget > Time spent" is no phrase "budget time"."""
+    return ". ".join(heading.split(" > "))
 
 
 def _names_in(text: str) -> set[str]:
@@ -275,7 +282,7 @@ def replaced_modifier(profile: QuestionProfile, statement: str) -> bool:
     stated = word_pairs(statement)
     stated_stems = {stem(word) for pair in stated for word in pair}
     for modifier, head in profile.pairs:
-        if stem(head) not in stated_stems or stem(modifier) in stated_stems:
+        if stem(head) not in stated_stems or _stated(modifier, stated_stems):
             continue
         if any(before and stem(after) == stem(head) for before, after in stated):
             return True
@@ -288,7 +295,13 @@ def unstated_modifiers(profile: QuestionProfile, stated: set[str]) -> float:
     relevant = [(m, h) for m, h in profile.pairs if stem(h) in stated]
     if not relevant:
         return 0.0
-    return sum(1 for modifier, _ in relevant if stem(modifier) not in stated) / len(relevant)
+    return sum(1 for modifier, _ in relevant if not _stated(modifier, stated)) / len(relevant)
+
+
+def _stated(modifier: str, stems: set[str]) -> bool:
+    """The modifier, or a word it abbreviates ("perf" for "performance", "admin" for "administrator")."""
+    key = stem(modifier)
+    return key in stems or (len(modifier) >= MIN_ABBREVIATION and any(s.startswith(modifier) for s in stems))
 
 
 def word_pairs(text: str) -> list[tuple[str, str]]:

@@ -62,11 +62,26 @@ def test_a_money_question_wants_a_sum_and_a_count_of_times_is_not_one() -> None:
     assert stipend["money_missing"] == 0.0
 
 
+def test_a_question_that_asks_for_a_time_or_a_count_is_not_about_money() -> None:
+    assert expected_answer_type("how much study time can I take before an exam?") == "time"
+    assert not asks_money("when do I get paid?")
+    assert not asks_money("how many times a month does payroll pay out?")
+    [row] = features_of("how much desk time can I spend on volunteering?",
+                        "You may spend up to two days a year volunteering.")
+    assert row["money_missing"] == 0.0
+
+
 def test_a_count_wants_a_number_of_the_counted_thing() -> None:
     assert counted_noun("how many approvals does a release need?") == "approvals"
     rows = features_of("how many approvals does a release need?",
                        "Releases ship 3 times a week. Every release needs 2 approvals from the owning team.")
     assert [row["count_unbound"] for row in rows] == [1.0, 0.0]
+
+
+def test_a_count_of_an_abbreviated_unit_is_bound_by_the_unit_spelt_out() -> None:
+    assert counted_noun("how many hrs a week can I volunteer?") == "hours"
+    [row] = features_of("how many hrs a week can I volunteer?", "You can volunteer up to 4 hours a week.")
+    assert row["count_unbound"] == 0.0
 
 
 def test_a_table_row_is_about_its_first_cell() -> None:
@@ -84,10 +99,26 @@ def test_another_modifier_of_the_asked_head_is_another_thing() -> None:
     assert not replaced_modifier(QuestionProfile.of("Is a membership something I can expense?"), stated)
 
 
+def test_an_abbreviated_modifier_is_the_word_it_abbreviates() -> None:
+    stated = "Quarterly performance reviews are run by your manager."
+    assert not replaced_modifier(QuestionProfile.of("who runs my perf review?"), stated)
+    assert replaced_modifier(QuestionProfile.of("who runs my peer review?"), stated)
+    assert replaced_modifier(QuestionProfile.of("who runs my per review?"), stated)
+
+
 def test_words_on_either_side_of_punctuation_do_not_modify_each_other() -> None:
     stated = "The yearly raise limit is 10 percent of base pay."
     assert not replaced_modifier(QuestionProfile.of("what's the limit (Pay Bands, Raise limit)?"), stated)
     assert replaced_modifier(QuestionProfile.of("what's the pay bands raise limit?"), stated)
+
+
+def test_the_titles_of_a_heading_path_do_not_modify_each_other() -> None:
+    [row] = features_of("how much study time can I take before an exam?", "Take up to two days.",
+                        heading="Learning > Learning budget > Time off for exams")
+    assert row["modifier_replaced"] == 0.0
+    [row] = features_of("how much study time can I take before an exam?", "Take up to two days.",
+                        heading="Learning > Time off for travel time")
+    assert row["modifier_replaced"] == 1.0
 
 
 def test_the_word_that_narrows_the_question_weighs_most() -> None:

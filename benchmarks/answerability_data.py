@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from core.application.answerability import QuestionProfile, candidate_statements, featurise, shipped_model
+from core.application.answerability import (
+    QuestionProfile,
+    as_meant,
+    candidate_statements,
+    featurise,
+    shipped_model,
+)
 from core.application.orchestrator import Question
 from core.application.statements import Statement
 from core.config import SourcedConfig, load_config, load_known_gaps
@@ -127,6 +133,8 @@ class AskedCase:
     """A case asked through the pipeline: the candidate statements of what it retrieved."""
 
     case: Case
+    question: str
+    """The case's question as the pipeline reads it (`as_meant`)."""
     profile: QuestionProfile
     statements: list[Statement]
     reaches_decision: bool
@@ -140,9 +148,10 @@ def asked_cases(session: EvalSession, eval_set: EvalSet) -> Iterator[AskedCase]:
         _, evidence = session.sourced.orchestrator.ask_with_evidence(
             Question(text=case.question, principal=principal, audience=Audience.only(principal)))
         statements = candidate_statements(evidence.retrieved)
-        profile = QuestionProfile.of(case.question)
+        question = as_meant(case.question, statements)
+        profile = QuestionProfile.of(question)
         if statements and profile.stems:
-            yield AskedCase(case=case, profile=profile, statements=statements,
+            yield AskedCase(case=case, question=question, profile=profile, statements=statements,
                             reaches_decision=evidence.assessment is not None)
 
 
@@ -153,7 +162,7 @@ def collect(session: EvalSession, eval_set: EvalSet) -> Iterator[Row]:
     # far as deciding, is the same with any fit.
     for asked in asked_cases(session, eval_set):
         case = asked.case
-        features = featurise(case.question, asked.profile, asked.statements, embedder=session.sourced.embedder,
+        features = featurise(asked.question, asked.profile, asked.statements, embedder=session.sourced.embedder,
                              reader=session.sourced.reader)
         for statement, values in zip(asked.statements, features, strict=True):
             ref = ChunkRef.of(statement.chunk.passage)

@@ -34,6 +34,7 @@ from core.application.answer_types import (
 from core.application.ports import Embedder, Reader, ReadPassage
 from core.application.statements import Statement, statements_of
 from core.domain import RetrievedChunk
+from core.spelling import letter_words, respelt
 from core.text import STOPWORDS, capitalised_names, content_stems, numbers, stem, words
 
 CANDIDATE_CHUNKS: Final = 5
@@ -195,6 +196,12 @@ def candidate_statements(chunks: Sequence[RetrievedChunk]) -> list[Statement]:
     return [s for s in statements_of(best) if not s.addressed_to_assistants]
 
 
+def as_meant(question: str, statements: Sequence[Statement]) -> str:
+    """The question with its typos read as the candidates' words they were meant to be (`core.spelling`)."""
+    vocabulary = set().union(*(letter_words(s.text + " " + s.chunk.passage.heading) for s in statements))
+    return respelt(question, vocabulary)
+
+
 def rarity_weights(profile: QuestionProfile, statements: Sequence[Statement]) -> dict[str, float]:
     """Rarer words among the candidates matter more, as in IDF, computed over the candidates alone (what the
     audience may see, nothing else). A name or number the question uses weighs double."""
@@ -328,8 +335,9 @@ def assess(question: str, chunks: Sequence[RetrievedChunk], *, embedder: Embedde
     """Score every candidate statement of the retrieved chunks; the best first. Each set of features available
     (an embedder or not, a reader or not) has its own fit."""
     model = model or shipped_model(semantic=embedder is not None, reading=reader is not None)
-    profile = QuestionProfile.of(question)
     statements = candidate_statements(chunks)
+    question = as_meant(question, statements)
+    profile = QuestionProfile.of(question)
     if not profile.stems or not statements:
         return Assessment(candidates=(), threshold=model.threshold, model_version=model.version)
     features = featurise(question, profile, statements, embedder=embedder, reader=reader)

@@ -42,12 +42,12 @@ def candidates(eval_set: EvalSet) -> Iterator[ReadCandidate]:
     with opened(eval_set, embedder="none") as session:
         for asked in asked_cases(session, eval_set):
             case, statements = asked.case, asked.statements
-            features = featurise(case.question, asked.profile, statements, embedder=None)
+            features = featurise(asked.question, asked.profile, statements, embedder=None)
             passages = read_passages(statements)
             for i in by_words_and_retrieval(features)[:CANDIDATES_PER_CASE]:
                 statement = statements[i]
                 yield ReadCandidate(set_name=eval_set.name, case_id=case.id, expect=case.expect,
-                                    question=case.question, doc_id=statement.chunk.passage.doc_id,
+                                    question=asked.question, doc_id=statement.chunk.passage.doc_id,
                                     text=passages[i].text, heading=passages[i].heading,
                                     before=passages[i].before,
                                     label=label(case, ChunkRef.of(statement.chunk.passage), statement.text))

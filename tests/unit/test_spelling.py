@@ -1,0 +1,47 @@
+"""A typo is read as the word the retrieved passages use, and only when that reading is the one there is."""
+
+import pytest
+
+from core.application.answerability import QuestionProfile, as_meant, candidate_statements, featurise
+from core.domain import Passage, RetrievedChunk
+from core.spelling import one_slip_apart, respelt
+
+PASSAGE_WORDS = {"reimbursement", "receipts", "quarter", "travel", "submit", "deadline", "login", "logging"}
+
+
+@pytest.mark.parametrize(("typed", "meant"), [
+    ("reciepts", "receipts"),  # two letters swapped
+    ("reimbursment", "reimbursement"),  # one left out
+    ("quartter", "quarter"),  # one too many
+])
+def test_a_slip_is_read_as_the_passage_word_it_was_meant_to_be(typed: str, meant: str) -> None:
+    assert respelt(f"when do I submit my {typed}?", PASSAGE_WORDS) == f"when do I submit my {meant}?"
+
+
+@pytest.mark.parametrize("question", [
+    "is the dairy allowance taxed?",  # an English word, though "diary" is one slip away
+    "who signs off loging?",  # "login" and "logging" are both one slip away
+    "can I claim my tavrel?",  # no passage word is one slip away ("travel" is two)
+    "is tme off paid?",  # too short to tell a slip from another word
+])
+def test_a_word_is_left_as_typed_unless_one_reading_is_clear(question: str) -> None:
+    vocabulary = PASSAGE_WORDS | {"diary"}
+    assert respelt(question, vocabulary) == question
+
+
+def test_one_slip_is_a_swap_of_neighbours_or_one_letter_more_or_less() -> None:
+    assert one_slip_apart("form", "from")
+    assert one_slip_apart("travl", "travel")
+    assert not one_slip_apart("cost", "host")  # a changed letter is another word, not a slip
+    assert not one_slip_apart("travle", "tarvel")
+
+
+def test_a_question_with_a_typo_is_read_as_the_same_question_spelt_right() -> None:
+    passage = Passage(chunk_id="expenses#1", doc_id="expenses", title="Expenses", heading="Expenses > Receipts",
+                      text="Upload every receipt within 30 days of the purchase.")
+    statements = candidate_statements([RetrievedChunk(passage=passage, score=0.6, content_hash="h")])
+    typed = as_meant("how long do I have to upload a reciept?", statements)
+    spelt = "how long do I have to upload a receipt?"
+    assert typed == spelt
+    assert (featurise(typed, QuestionProfile.of(typed), statements, embedder=None)
+            == featurise(spelt, QuestionProfile.of(spelt), statements, embedder=None))

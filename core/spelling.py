@@ -52,7 +52,7 @@ def respelt(question: str, vocabulary: Iterable[str]) -> str:
         typed = match.group(0).lower()
         if len(typed) < MIN_SLIP_LENGTH or typed in english or typed in known:
             return match.group(0)
-        matches = {word for word in known if one_slip_apart(typed, word)}
+        matches = {word for word in known if abs(len(word) - len(typed)) <= 1 and one_slip_apart(typed, word)}
         return matches.pop() if len(matches) == 1 else match.group(0)
 
     return _LETTERS.sub(meant, question)

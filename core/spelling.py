@@ -2,33 +2,36 @@
 
 Chat questions carry typos ("comapny", "erors", "miscarrage") that no document uses, so every word-overlap
 feature reads them as words the documents never state, the strongest sign of a question they do not answer.
-A question word is read as a slip only when it is no English word and exactly one word of the given
-vocabulary (the words of the passages retrieved for the asker, nothing else) is one slip away: two letters
-swapped, or one letter more or less. A changed letter is not a slip here: it turns too many real words into
-others ("cost", "host").
+A typed word is read as a slip only when it is a lower-case word of plain letters that is no English word, and
+exactly one word of the given vocabulary (the words of the passages retrieved for the asker, nothing else) is
+one slip away: two letters swapped, or one letter more or less. A changed letter is not a slip here: it turns
+too many real words into others ("cost", "host"). A capitalised word is a name as typed, and a word with an
+apostrophe ("mustn't") is left whole.
 
-The English words are the whole words of MiniLM's WordPiece vocabulary, the tokenizer file shipped for the
-embedder (`core/retrieval/minilm_tokenizer`): some 20,000 lower-case words, so that "dairy" is never read
-as "diary" and a name the documents use is found as it is.
+The English words (`english_words.txt`) are the whole words of MiniLM's WordPiece vocabulary, some 21,700: they
+keep "dairy" from being read as "diary". The list lacks some words of company prose ("perk", "stipend"), so a
+slip is read only into a word of four letters or more that is no stopword ("perk" never becomes "per").
 """
 
-import json
 import re
 from collections.abc import Iterable
 from functools import cache
 from importlib import resources
 from typing import Final
 
+from core.text import STOPWORDS
+
 MIN_SLIP_LENGTH: Final = 4
 """Shorter words are one slip away from too many others ("tme": "time", "tee", "me")."""
-_LETTERS: Final = re.compile(r"[A-Za-z]+")
-_WORD_LIST: Final = resources.files("core.retrieval").joinpath("minilm_tokenizer", "tokenizer.json")
+_WORD: Final = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)*")
+"""A word of letters, any alphabet, with its apostrophes: so "mustn't" is one word, never "mustn" and "t"."""
+_PLAIN: Final = re.compile(r"[a-z]+")
 
 
 @cache
 def english_words() -> frozenset[str]:
-    vocabulary = json.loads(_WORD_LIST.read_text(encoding="utf-8"))["model"]["vocab"]
-    return frozenset(token for token in vocabulary if token.isalpha() and token.islower())
+    text = resources.files("core").joinpath("english_words.txt").read_text(encoding="utf-8")
+    return frozenset(line for line in text.splitlines() if line and not line.startswith("#"))
 
 
 def one_slip_apart(typed: str, meant: str) -> bool:
@@ -46,18 +49,20 @@ def one_slip_apart(typed: str, meant: str) -> bool:
 def respelt(question: str, vocabulary: Iterable[str]) -> str:
     """The question with each slip replaced by the vocabulary word it was meant to be."""
     known = {word.lower() for word in vocabulary}
+    readings = {word for word in known if len(word) >= MIN_SLIP_LENGTH and word not in STOPWORDS}
     english = english_words()
 
     def meant(match: re.Match[str]) -> str:
-        typed = match.group(0).lower()
-        if len(typed) < MIN_SLIP_LENGTH or typed in english or typed in known:
-            return match.group(0)
-        matches = {word for word in known if abs(len(word) - len(typed)) <= 1 and one_slip_apart(typed, word)}
-        return matches.pop() if len(matches) == 1 else match.group(0)
+        typed = match.group(0)
+        if (not _PLAIN.fullmatch(typed) or len(typed) < MIN_SLIP_LENGTH or typed in english
+                or typed in known):
+            return typed
+        matches = {word for word in readings if abs(len(word) - len(typed)) <= 1 and one_slip_apart(typed, word)}
+        return matches.pop() if len(matches) == 1 else typed
 
-    return _LETTERS.sub(meant, question)
+    return _WORD.sub(meant, question)
 
 
 def letter_words(text: str) -> set[str]:
-    """The words of a text that are letters only: the vocabulary a question's slips are read against."""
-    return {word.lower() for word in _LETTERS.findall(text)}
+    """The words of a text: the vocabulary a question's slips are read against."""
+    return {word.lower() for word in _WORD.findall(text)}

@@ -24,7 +24,8 @@ _TYPE_CUES: Final[tuple[tuple[AnswerType, re.Pattern[str]], ...]] = (
     # a point or span of time, or a frequency
     ("time", re.compile(r"\b(how long|how soon|how quickly|how fast|how far in advance|how early|how late|"
                         r"how often|how frequently|by when|until when|what time|what day|which day|what date|"
-                        r"deadline|lead time|time limit|how much (?:\w+ )?(?:notice|warning|time)|"
+                        r"deadline|lead time|time limit|"
+                        r"how much (?:(?:advance|more|extra|work|working|study|prep|travel) )?(?:notice|warning|time)|"
                         r"last day|first day|how far ahead|how far back)\b|^\s*when\b|"
                         r"\bwhen (is|are|do|does|did|can|should|must|will)\b", re.I)),
     # a location, physical or online
@@ -79,11 +80,14 @@ _MONEY_ASKED: Final = re.compile(r"\b(cost|costs|price|prices|fee|fees|charge|ch
                                  r"salary|salaries|wage|budget|allowance|reimburse\w*|refund\w*|"
                                  r"how much money|what do we charge|what does it cost)\b", re.I)
 """A question about money: its answer names a sum, a currency, or that it costs nothing."""
+_SUM_NAMED: Final = re.compile(r"\b(cost|costs|price|prices|fee|fees|salary|salaries|wage|wages|budget|allowance|"
+                               r"how much money)\b", re.I)
+"""Words that name a sum itself, not an act of paying."""
 _MONEY_STATED: Final = re.compile(r"[$€£¥]\s?\d|\d\s?[$€£¥]|\b(?:dollars?|euros?|pounds?|cents?|pence|free|"
                                   r"no charge|no cost|at cost|percent|per ?cent)\b|\d\s?%", re.I)
 _CURRENCY_CODE: Final = re.compile(r"\b[A-Z]{3}\s?\d|\d\s?[A-Z]{3}\b")
 """An ISO currency code beside a number ("EUR 210", "15 USD"), matched in capitals only."""
-_UNIT_ABBREVIATIONS: Final = {"hr": "hours", "hrs": "hours", "min": "minutes", "mins": "minutes", "sec": "seconds",
+_UNIT_ABBREVIATIONS: Final = {"hr": "hours", "hrs": "hours", "mins": "minutes", "sec": "seconds",
                                "secs": "seconds", "wk": "weeks", "wks": "weeks", "mo": "months", "mos": "months",
                                "yr": "years", "yrs": "years"}
 """Units of time as chat writes them ("how many hrs a week"): documents spell them out."""
@@ -92,8 +96,11 @@ _COUNT_STOP: Final = frozenset("do does did can could are is was were will would
 
 
 def asks_money(question: str) -> bool:
-    """A question that asks for a time or a count is not about a sum, whatever it says of pay or spending
-    ("when do I get paid?", "how much time can I spend on ...?", "how many times a year is pay reviewed?")."""
+    """A question that asks for a time or a count is not about a sum for mentioning pay or spending ("when do I
+    get paid?", "how much time can I spend on ...?", "how many times a year is pay reviewed?"); one that names
+    a sum's own word is ("what's the meal allowance and when is it paid?")."""
+    if _SUM_NAMED.search(question):
+        return True
     return bool(_MONEY_ASKED.search(question)) and expected_answer_type(question) not in {"time", "count"}
 
 

@@ -34,7 +34,7 @@ from core.application.answer_types import (
 from core.application.ports import Embedder, Reader, ReadPassage
 from core.application.statements import Statement, statements_of
 from core.domain import RetrievedChunk
-from core.spelling import letter_words, respelt
+from core.spelling import english_words, letter_words, respelt
 from core.text import STOPWORDS, capitalised_names, content_stems, numbers, stem, words
 
 CANDIDATE_CHUNKS: Final = 5
@@ -306,9 +306,12 @@ def unstated_modifiers(profile: QuestionProfile, stated: set[str]) -> float:
 
 
 def _stated(modifier: str, stems: set[str]) -> bool:
-    """The modifier, or a word it abbreviates ("perf" for "performance", "admin" for "administrator")."""
-    key = stem(modifier)
-    return key in stems or (len(modifier) >= MIN_ABBREVIATION and any(s.startswith(modifier) for s in stems))
+    """The modifier, or a word it abbreviates ("perf" for "performance"): an abbreviation is no English word
+    itself ("home" does not abbreviate "homeowner")."""
+    if stem(modifier) in stems:
+        return True
+    return (len(modifier) >= MIN_ABBREVIATION and modifier not in english_words()
+            and any(s.startswith(modifier) for s in stems))
 
 
 def word_pairs(text: str) -> list[tuple[str, str]]:

@@ -60,8 +60,8 @@ _POPULATION: Final = re.compile(
     rf"\bhow many\s+(?:of\s+(?:our|the|my)\s+)?(?:\w+\s+)?(?:{_PEOPLE})\b"
     r"(?!\s+(?:do|does|can|could|should|must|will|would|may|need|needs|are allowed|is allowed)\s)"
     r"(?!\s+(?:per|for each|in a|on a|on each)\b)"
-    rf"|\b(?:which|who)\b[^?.]*\b(?:has|have|had|with|employs?)\s+the\s+(?:most|fewest|least)\s+(?:\w+\s+)?"
-    rf"(?:{_PEOPLE})\b",
+    rf"|(?:^|[,;:]\s*)(?:which|who)\s+(?:\w+\s+){{0,3}}?(?:has|have|had|employs?)\s+the\s+(?:most|fewest|least)\s+"
+    rf"(?:\w+\s+)?(?:{_PEOPLE})\b",
     re.IGNORECASE)
 """Counting the organisation's own people, teams or places, or ranking entities by that count ("which team has
 the most engineers?")."""

@@ -66,7 +66,9 @@ def test_a_question_that_asks_for_a_time_or_a_count_is_not_about_money() -> None
     assert expected_answer_type("how much study time can I take before an exam?") == "time"
     assert not asks_money("when do I get paid?")
     assert not asks_money("how many times a month does payroll pay out?")
-    [row] = features_of("how much desk time can I spend on volunteering?",
+    assert asks_money("what's the meal allowance and when is it paid?")  # it names a sum
+    assert expected_answer_type("how much does time tracking software cost?") == "amount"
+    [row] = features_of("how much work time can I spend on volunteering?",
                         "You may spend up to two days a year volunteering.")
     assert row["money_missing"] == 0.0
 
@@ -104,6 +106,8 @@ def test_an_abbreviated_modifier_is_the_word_it_abbreviates() -> None:
     assert not replaced_modifier(QuestionProfile.of("who runs my perf review?"), stated)
     assert replaced_modifier(QuestionProfile.of("who runs my peer review?"), stated)
     assert replaced_modifier(QuestionProfile.of("who runs my per review?"), stated)
+    # an English word is no abbreviation, though it begins one
+    assert replaced_modifier(QuestionProfile.of("is home insurance covered?"), "Homeowner insurance is covered.")
 
 
 def test_words_on_either_side_of_punctuation_do_not_modify_each_other() -> None:

@@ -1,6 +1,7 @@
 """Dependencies point inward (DESIGN section 4): checked on the source, not just written down."""
 
 import ast
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -45,6 +46,16 @@ def test_core_never_imports_slack_or_the_bot(forbidden: str) -> None:
 def test_the_application_layer_depends_only_on_the_domain_and_shared_text() -> None:
     adapters = ("core.storage", "core.retrieval", "core.llm", "core.bootstrap", "core.eval", "sqlalchemy")
     assert offenders("core.application", lambda name: not name.startswith(adapters)) == []
+
+
+def test_importing_the_application_loads_no_adapter() -> None:
+    """What the source's imports say must also hold when it runs: no package data read through an adapter
+    package (which imports it, and everything it imports)."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, core.application.orchestrator, core.application.answerability; "
+         "print(' '.join(m for m in sys.modules if m.startswith(('core.retrieval', 'core.storage', 'core.llm', "
+         "'sqlalchemy'))))"], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert loaded.stdout.split() == []
 
 
 def test_the_document_model_and_the_reading_form_import_only_the_standard_library_and_the_domain() -> None:

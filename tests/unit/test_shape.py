@@ -50,6 +50,8 @@ RULES = [
     "Can I invite more people to the offsite?",
     "how much can I spend on a hotel this year?",
     "how much notice did I have to give?",
+    "which award goes to the team with the most customers?",
+    "Is there a bonus for agents who have the most customers?",
 ]
 
 

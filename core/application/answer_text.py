@@ -32,9 +32,11 @@ class _Listed:
 
 
 def answer_text(claims: Sequence[Claim], anchors: Sequence[Anchor]) -> str:
-    listed = [_listed(claim, anchor) for claim, anchor in zip(claims, anchors, strict=True)]
+    of_chunk = {anchor.chunk.chunk_id: split_statements(anchor.chunk) for anchor in anchors}
+    listed = [_listed(claim, anchor, of_chunk[anchor.chunk.chunk_id])
+              for claim, anchor in zip(claims, anchors, strict=True)]
     claimed = {(anchor.chunk.chunk_id, statement.block) for anchor in anchors for span in anchor.statements
-               if (statement := _statement_at(anchor, span.start)) is not None}
+               if (statement := _statement_at(of_chunk[anchor.chunk.chunk_id], span.start)) is not None}
     lines: list[tuple[str, bool]] = []
     for key, run in groupby(zip(claims, anchors, listed, strict=True),
                             key=lambda triple: None if triple[2] is None else triple[2].key):
@@ -64,23 +66,23 @@ def _joined(lines: Sequence[tuple[str, bool]]) -> str:
     return text
 
 
-def _listed(claim: Claim, anchor: Anchor) -> _Listed | None:
+def _listed(claim: Claim, anchor: Anchor, of_chunk: Sequence[Statement]) -> _Listed | None:
     """Where the one list item a claim rests on stands in its list, when the claim is that item read after its
     lead-ins word for word; None for anything else. A claim in a model's own words is never put under the
     document's lead-in: under "We don't use it to:" its own negation would read twice."""
     if len(anchor.statements) != 1 or anchor.statements[0].kind != "item" or not _reads_its_item(claim, anchor):
         return None
-    statement = _statement_at(anchor, anchor.statements[0].start)
-    items = list_items(statement, split_statements(anchor.chunk)) if statement is not None else []
+    statement = _statement_at(of_chunk, anchor.statements[0].start)
+    items = list_items(statement, of_chunk) if statement is not None else []
     if statement is None or not items:
         return None
     return _Listed(key=(anchor.chunk.chunk_id, items[0].block), lead_in=_lead_in(statement),
                    item=statement.block, items=frozenset(item.block for item in items))
 
 
-def _statement_at(anchor: Anchor, start: int) -> Statement | None:
-    """The statement of the anchor's chunk that starts there (its `block` names its item's line)."""
-    return next((s for s in split_statements(anchor.chunk) if s.start == start), None)
+def _statement_at(of_chunk: Sequence[Statement], start: int) -> Statement | None:
+    """The statement of a chunk that starts there (its `block` names its item's line)."""
+    return next((s for s in of_chunk if s.start == start), None)
 
 
 def _lead_in(statement: Statement) -> str:

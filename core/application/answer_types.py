@@ -6,57 +6,92 @@ filter on its own.
 """
 
 import re
+from dataclasses import dataclass
 from typing import Final, Literal
 
 from core.text import numbers
 
-AnswerType = Literal["amount", "time", "age", "count", "place", "person", "name", "phone", "any"]
+AnswerType = Literal["amount", "time", "occasion", "age", "count", "place", "person", "name", "phone", "any"]
 
-_TYPE_CUES: Final[tuple[tuple[AnswerType, re.Pattern[str]], ...]] = (
+_AUXILIARY: Final = (r"(?:is|are|was|were|am|do|does|did|can|could|should|must|will|would|may|might|shall|have|"
+                     r"has)(?:n't)?")
+_NOUN_END: Final = r"(?![\w-])"
+"""A cue noun is a whole word: "rate" is no cue in "rate-limited"."""
+
+
+@dataclass(frozen=True)
+class _Cue:
+    """How a question asks for a kind of value: by a question phrase ("how long", "who approves"), which holds
+    wherever it stands, or by a noun ("deadline", "fee"), which a yes/no question only mentions ("is there a
+    fee?" is answered by "no fee", "can I see my strike price in the portal?" by where to look)."""
+
+    answer_type: AnswerType
+    asking: re.Pattern[str]
+    naming: re.Pattern[str] | None = None
+
+
+_TYPE_CUES: Final[tuple[_Cue, ...]] = (
     # a number to dial
-    ("phone", re.compile(r"\b(phone|telephone|fax|hotline) number\b|\bwhat number\b|\bnumber (to|do i) call\b",
-                         re.I)),
+    _Cue("phone", re.compile(r"\bwhat number\b|\bnumber (to|do i) call\b", re.I),
+         re.compile(r"\b(phone|telephone|fax|hotline) number\b", re.I)),
     # a quantity of things
-    ("count", re.compile(r"\bhow many\b", re.I)),
+    _Cue("count", re.compile(r"\bhow many\b", re.I)),
     # an age: a number of years of a person
-    ("age", re.compile(r"\b(until|from|at|by|before|after|under|over|of) what age\b|\bhow old\b|"
-                       r"\b(minimum|maximum|youngest|oldest) age\b", re.I)),
+    _Cue("age", re.compile(r"\b(until|from|at|by|before|after|under|over|of) what age\b|\bhow old\b", re.I),
+         re.compile(r"\b(minimum|maximum|youngest|oldest) age\b", re.I)),
     # a point or span of time, or a frequency
-    ("time", re.compile(r"\b(how long|how soon|how quickly|how fast|how far in advance|how early|how late|"
-                        r"how often|how frequently|by when|until when|what time|what day|which day|what date|"
-                        r"deadline|lead time|time limit|"
-                        r"how much (?:(?:advance|more|extra|work|working|study|prep|travel) )?(?:notice|warning|time)|"
-                        r"last day|first day|how far ahead|how far back)\b|^\s*when\b|"
-                        r"\bwhen (is|are|do|does|did|can|should|must|will)\b", re.I)),
+    _Cue("time", re.compile(r"\b(how long|how soon|how quickly|how fast|how far in advance|how early|how late|"
+                            r"how often|how frequently|by when|until when|what time|what day|which day|what date|"
+                            r"how much (?:(?:advance|more|extra|work|working|study|prep|travel) )?"
+                            r"(?:notice|warning|time)|how far ahead|how far back)\b", re.I),
+         re.compile(rf"\b(deadline|lead time|time limit|last day|first day){_NOUN_END}", re.I)),
+    # when something happens: a time, or the event or condition that brings it about ("when is a DPA needed?":
+    # "if the vendor processes personal data"). "When I ask for help, what ..." opens a clause: no cue.
+    _Cue("occasion", re.compile(rf"\bwhen(?:'s|\s+{_AUXILIARY}\b)", re.I)),
     # a location, physical or online
-    ("place", re.compile(r"^\s*where\b|\bwhere (is|are|do|does|did|can|should|must|was|were|to)\b|"
-                         r"\b(what|which) (country|countries|city|cities|town|region|state|province|building|"
-                         r"floor|room|location|address|site|office|url|link|channel|page|folder)\b", re.I)),
+    _Cue("place", re.compile(r"\bwhere (is|are|do|does|did|can|should|must|was|were|to)\b|"
+                             r"\b(what|which) (country|countries|city|cities|town|region|state|province|building|"
+                             r"floor|room|location|address|site|office|url|link|channel|page|folder)\b", re.I)),
     # money, a rate or a bound
-    ("amount", re.compile(r"\b(how much|how big|how large|how high|how low|rate|fee|fees|cost|costs|price|cap|"
-                          r"limit|budget|allowance|maximum|minimum|max|min|premium|percentage|percent|"
-                          r"threshold|per (?:hour|day|week|mile|km|night|year|month|person))\b", re.I)),
+    _Cue("amount", re.compile(r"\b(how much|how big|how large|how high|how low)\b", re.I),
+         re.compile(r"\b(rate|fee|fees|cost|costs|price|cap|limit|budget|allowance|maximum|minimum|max|min|premium|"
+                    rf"percentage|percent|threshold|per (?:hour|day|week|mile|km|night|year|month|person)){_NOUN_END}",
+                    re.I)),
     # a named organisation or product
-    ("name", re.compile(r"\b(which|what) (company|companies|vendor|supplier|provider|airline|bank|agency|"
-                        r"app|tool|system|software|platform|website|service|brand|firm|insurer|carrier|"
-                        r"partner|team|channel)\b", re.I)),
+    _Cue("name", re.compile(r"\b(which|what) (company|companies|vendor|supplier|provider|airline|bank|agency|"
+                            r"app|tool|system|software|platform|website|service|brand|firm|insurer|carrier|"
+                            r"partner|team|channel)\b", re.I)),
     # a person or a role
-    ("person", re.compile(r"^\s*(who|whom)\b|\bwho (signs|approves|decides|owns|do i|should i|can i|has to|"
-                          r"must|needs to|is responsible|is allowed|can approve)\b|\b(which|what) (role|person|"
-                          r"manager|team) (approves|signs|decides|owns)\b", re.I)),
+    _Cue("person", re.compile(r"\bwho (signs|approves|decides|owns|do i|should i|can i|has to|"
+                              r"must|needs to|is responsible|is allowed|can approve)\b|\b(which|what) (role|person|"
+                              r"manager|team) (approves|signs|decides|owns)\b", re.I)),
 )
-_BY_NAME: Final = dict(_TYPE_CUES)
+_BY_NAME: Final = {cue.answer_type: cue.asking for cue in _TYPE_CUES}
+_LEADING_WORD: Final[tuple[tuple[AnswerType, re.Pattern[str]], ...]] = (
+    ("person", re.compile(r"^\W*(who|whom)\b", re.I)),
+    ("place", re.compile(r"^\W*where\b", re.I)),
+    ("occasion", re.compile(rf"^\W*when(?:'s|\s+{_AUXILIARY}\b)", re.I)),
+)
+"""A question that opens with its question word asks what that word asks, whatever it goes on to mention:
+"who sets the price?" wants a person, "where do I see how many options have vested?" a place."""
+_YES_NO: Final = re.compile(rf"^\W*(?!(?:is|are)\s+there\b){_AUXILIARY}\s", re.I)
+"""A question that opens with an auxiliary verb asks yes or no ("does the fee cover ...?"). "Is there a fee
+for ...?" asks for the fee itself: its answer states one, or that there is none."""
 
 _ROLE_WORDS: Final = re.compile(r"\b(director|manager|lead|officer|supervisor|team|desk|department|owner|"
                                 r"administrator|admin|committee|board|coordinator|head|chief|president|"
-                                r"partner|approver|reviewer|engineer|champion)s?\b", re.I)
-"""Words that name who holds a role in any organisation."""
+                                r"partner|approver|reviewer|engineer|champion|exec|executive|accountant|lawyer|"
+                                r"counsel|advis[eo]r|recruiter|mentor|buddy|founder|colleague|teammate|organi[sz]er|"
+                                r"host|facilitator)s?\b|\b(anyone|anybody|everyone|everybody|no one|nobody)\b|"
+                                r"\b(is|are|become|becomes) (responsible|accountable)\b", re.I)
+"""Words that name who holds a role in any organisation, or who may act ("anyone can declare an incident")."""
 _ROLE_ACRONYMS: Final = re.compile(r"\b(HR|IT|VP|SVP|EVP|CEO|CFO|CTO|COO|CISO|CIO|GC|DPO)\b")
 """Upper-case role acronyms, matched case-sensitively so "it" the pronoun never names a person."""
 _PLACE_WORDS: Final = re.compile(r"\b(room|floor|building|office|desk|site|lobby|reception|entrance|portal|"
                                  r"page|website|folder|drive|channel|inbox|street|road|avenue|city|country|"
-                                 r"region|campus|warehouse|address)\b", re.I)
-"""Words that say where, physically or online."""
+                                 r"region|campus|warehouse|address|section|repo|repository|directory|tab|menu|wiki|"
+                                 r"dashboard|spreadsheet|sheet|here)\b", re.I)
+"""Words that say where, physically or online ("here" is a link's text once its address is kept apart)."""
 _HANDLE: Final = re.compile(r"(?<![\w/])[#@][a-z0-9][\w.-]+|https?://\S+|\b[\w.+-]+@[\w-]+\.\w+", re.I)
 """A Slack channel or handle, a link, or an e-mail address: where to go, or whom to ask."""
 _CLOCK_TIME: Final = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b", re.I)
@@ -65,11 +100,19 @@ _PHONE_LIKE: Final = re.compile(r"\+?\d[\d ().-]{5,}\d")
 _CAPITALISED_INSIDE: Final = re.compile(r"(?<=[a-z0-9,;:)] )[A-Z][A-Za-z0-9]+")
 """A capitalised word that does not start a sentence: a name."""
 _TIME_WORDS: Final = re.compile(
-    r"\b(seconds?|minutes?|hours?|days?|weeks?|months?|quarters?|years?|hrs?|mins?|weekdays?|weekends?|"
+    r"\b(seconds|minutes?|hours?|days?|weeks?|months?|quarters?|years?|hrs?|mins?|weekdays?|weekends?|"
     r"business days?|working days?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|"
     r"march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|"
     r"sept|oct|nov|dec|midnight|noon|immediately|same day|next day|annually|yearly|monthly|weekly|daily|"
-    r"quarterly|before|after|within|until|by)\b|\b\d{4}-\d{2}-\d{2}\b", re.I)
+    r"quarterly|before|after|within|until|by|yrs?|decades?|centur(?:y|ies)|ago|as soon as|asap|"
+    r"(?:start|end|beginning|middle) of)\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,4}0s\b|"
+    r"\b(?:in|since|from|until|till|during|circa) (?:the )?\d{3,4}\b", re.I)
+"""Units, days, months and words of time, and years where a preposition says they are years ("in 1066",
+"since 2019") rather than amounts ("2000 employees")."""
+_OCCASION_WORDS: Final = re.compile(r"\b(when|whenever|once|if|unless|upon|while|during|prior to|ahead of|"
+                                    r"in advance|at the (?:same )?time|soon|early|late|later|now|today|tomorrow|"
+                                    r"tonight|spring|summer|autumn|fall|winter|seasons?)\b", re.I)
+"""Besides a time, what answers "when": the event or condition that brings something about."""
 _NUMBER_WORDS: Final = re.compile(r"\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|"
                                   r"twenty|thirty|forty|fifty|sixty|ninety|hundred|thousand|half|once|twice|"
                                   r"double|single)\b", re.I)
@@ -101,7 +144,7 @@ def asks_money(question: str) -> bool:
     a sum's own word is ("what's the meal allowance and when is it paid?")."""
     if _SUM_NAMED.search(question):
         return True
-    return bool(_MONEY_ASKED.search(question)) and expected_answer_type(question) not in {"time", "count"}
+    return bool(_MONEY_ASKED.search(question)) and expected_answer_type(question) not in {"time", "occasion", "count"}
 
 
 def states_money(text: str) -> bool:
@@ -126,9 +169,13 @@ def counted_noun(question: str) -> str | None:
 
 
 def expected_answer_type(question: str) -> AnswerType:
-    for answer_type, cue in _TYPE_CUES:
-        if cue.search(question):
+    for answer_type, leading in _LEADING_WORD:
+        if leading.search(question):
             return answer_type
+    yes_no = bool(_YES_NO.search(question))
+    for cue in _TYPE_CUES:
+        if cue.asking.search(question) or (not yes_no and cue.naming is not None and cue.naming.search(question)):
+            return cue.answer_type
     return "any"
 
 
@@ -150,6 +197,8 @@ def has_answer_type(text: str, answer_type: AnswerType) -> bool:
         "count": lambda: has_quantity(text),
         "age": lambda: has_quantity(text),
         "time": lambda: bool(_TIME_WORDS.search(text) or _CLOCK_TIME.search(text)),
+        "occasion": lambda: bool(_TIME_WORDS.search(text) or _CLOCK_TIME.search(text)
+                                 or _OCCASION_WORDS.search(text)),
         "phone": lambda: bool(_PHONE_LIKE.search(text)),
         "person": lambda: bool(named or _ROLE_WORDS.search(text) or _ROLE_ACRONYMS.search(text)
                                or _HANDLE.search(text)),

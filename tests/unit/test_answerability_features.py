@@ -35,7 +35,8 @@ def features_of(question: str, text: str, *, heading: str = "Handbook > Section"
 
 @pytest.mark.parametrize(("question", "expected"), [
     ("how long does a refund take?", "time"),
-    ("when is the quarterly review due?", "time"),
+    ("when is the quarterly review due?", "occasion"),
+    ("how soon must I file the claim?", "time"),
     ("who approves a purchase over $5,000?", "person"),
     ("where do I collect my badge?", "place"),
     ("what's the fee for a late return?", "amount"),
@@ -45,6 +46,45 @@ def features_of(question: str, text: str, *, heading: str = "Handbook > Section"
 ])
 def test_the_asked_for_kind_of_value_is_read_from_the_question(question: str, expected: str) -> None:
     assert expected_answer_type(question) == expected
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("who sets the price of a parking permit?", "person"),  # not "price": the question word leads
+    ("where can I see how many vacation days I have left?", "place"),
+    ("when I book travel, what class can I fly?", "any"),  # "when I book" opens a clause, it asks nothing
+    ("can I see my parking fee on the payslip?", "any"),  # a yes/no question only mentions the fee
+    ("does the travel budget cover visas?", "any"),
+    ("is there a fee for a replacement badge?", "amount"),  # ... but "is there a fee" asks for it
+    ("we rate-limited a partner's API key, who do I tell?", "person"),
+    ("do you know how long a refund takes?", "time"),  # an asking phrase holds wherever it stands
+])
+def test_the_question_word_decides_and_a_yes_no_question_only_mentions_its_nouns(question: str,
+                                                                                 expected: str) -> None:
+    assert expected_answer_type(question) == expected
+
+
+def test_when_is_answered_by_a_time_or_by_the_event_or_condition_that_brings_it_about() -> None:
+    assert expected_answer_type("when is a second signature needed?") == "occasion"
+    assert has_answer_type("A second signature is required if the contract exceeds the budget.", "occasion")
+    assert has_answer_type("Tell the office team as soon as you know your dates.", "occasion")
+    assert not has_answer_type("The contract template lives in the legal drive.", "occasion")
+    assert not has_answer_type("A second signature is required if the contract exceeds the budget.", "time")
+    [row] = features_of("when is a second signature needed?",
+                        "A second signature is needed if the contract exceeds the budget.")
+    assert (row["typed_not_held"], row["typed_and_held"]) == (0.0, 1.0)
+
+
+def test_a_year_is_a_time_where_a_preposition_makes_it_one() -> None:
+    assert has_answer_type("The office opened in 1998 and moved in the 2010s.", "time")
+    assert has_answer_type("We have held the audit since 2019.", "time")
+    assert not has_answer_type("The campus has 2000 parking spaces.", "time")
+
+
+def test_who_may_act_and_where_a_link_points_answer_who_and_where() -> None:
+    assert has_answer_type("Anyone on the team can open an incident.", "person")
+    assert has_answer_type("Once approved, you become responsible for the rollout.", "person")
+    assert has_answer_type("The templates are in the finance repo, in the contracts directory.", "place")
+    assert has_answer_type("You can find the runbooks here.", "place")
 
 
 def test_the_pronoun_it_never_names_a_person_but_the_acronym_it_does() -> None:

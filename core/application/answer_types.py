@@ -46,8 +46,8 @@ _TYPE_CUES: Final[tuple[_Cue, ...]] = (
                             r"(?:notice|warning|time)|how far ahead|how far back)\b", re.I),
          re.compile(rf"\b(deadline|lead time|time limit|last day|first day){_NOUN_END}", re.I)),
     # when something happens: a time, or the event or condition that brings it about ("when is a DPA needed?":
-    # "if the vendor processes personal data"). "When I ask for help, what ..." opens a clause: no cue.
-    _Cue("occasion", re.compile(rf"\bwhen(?:'s|\s+{_AUXILIARY}\b)", re.I)),
+    # "if the vendor processes personal data").
+    _Cue("occasion", re.compile(rf"\bwhen(?:['\u2019]s|\s+{_AUXILIARY}\b)", re.I)),
     # a location, physical or online
     _Cue("place", re.compile(r"\bwhere (is|are|do|does|did|can|should|must|was|were|to)\b|"
                              r"\b(what|which) (country|countries|city|cities|town|region|state|province|building|"
@@ -70,10 +70,12 @@ _BY_NAME: Final = {cue.answer_type: cue.asking for cue in _TYPE_CUES}
 _LEADING_WORD: Final[tuple[tuple[AnswerType, re.Pattern[str]], ...]] = (
     ("person", re.compile(r"^\W*(who|whom)\b", re.I)),
     ("place", re.compile(r"^\W*where\b", re.I)),
-    ("occasion", re.compile(rf"^\W*when(?:'s|\s+{_AUXILIARY}\b)", re.I)),
+    ("occasion", re.compile(r"^\W*when\b(?!\s+(?:i|we|you|they|he|she|it|someone|somebody|anyone|people|a|an|"
+                            r"the|this|that|my|our|your|their)\b)", re.I)),
 )
 """A question that opens with its question word asks what that word asks, whatever it goes on to mention:
-"who sets the price?" wants a person, "where do I see how many options have vested?" a place."""
+"who sets the price?" wants a person, "where do I see how many options have vested?" a place, "when payday?" a
+time. "When I ask for help, what ..." opens a clause: it asks no time."""
 _YES_NO: Final = re.compile(rf"^\W*(?!(?:is|are)\s+there\b){_AUXILIARY}\s", re.I)
 """A question that opens with an auxiliary verb asks yes or no ("does the fee cover ...?"). "Is there a fee
 for ...?" asks for the fee itself: its answer states one, or that there is none."""

@@ -52,6 +52,8 @@ def test_the_asked_for_kind_of_value_is_read_from_the_question(question: str, ex
     ("who sets the price of a parking permit?", "person"),  # not "price": the question word leads
     ("where can I see how many vacation days I have left?", "place"),
     ("when I book travel, what class can I fly?", "any"),  # "when I book" opens a clause, it asks nothing
+    ("when payday this month?", "occasion"),  # chat drops the verb
+    ("when\u2019s the next all-hands?", "occasion"),  # Slack's apostrophe
     ("can I see my parking fee on the payslip?", "any"),  # a yes/no question only mentions the fee
     ("does the travel budget cover visas?", "any"),
     ("is there a fee for a replacement badge?", "amount"),  # ... but "is there a fee" asks for it

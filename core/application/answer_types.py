@@ -22,8 +22,8 @@ _NOUN_END: Final = r"(?![\w-])"
 @dataclass(frozen=True)
 class _Cue:
     """How a question asks for a kind of value: by a question phrase ("how long", "who approves"), which holds
-    wherever it stands, or by a noun ("deadline", "fee"), which a yes/no question only mentions ("is there a
-    fee?" is answered by "no fee", "can I see my strike price in the portal?" by where to look)."""
+    wherever it stands, or by a noun ("deadline", "fee"), which a yes/no question only mentions ("does the fee
+    cover parking?" is answered by what it covers, "can I see my strike price in the portal?" by where to look)."""
 
     answer_type: AnswerType
     asking: re.Pattern[str]

@@ -198,9 +198,8 @@ def has_answer_type(text: str, answer_type: AnswerType) -> bool:
         "amount": lambda: has_quantity(text),
         "count": lambda: has_quantity(text),
         "age": lambda: has_quantity(text),
-        "time": lambda: bool(_TIME_WORDS.search(text) or _CLOCK_TIME.search(text)),
-        "occasion": lambda: bool(_TIME_WORDS.search(text) or _CLOCK_TIME.search(text)
-                                 or _OCCASION_WORDS.search(text)),
+        "time": lambda: _states_time(text),
+        "occasion": lambda: _states_time(text) or bool(_OCCASION_WORDS.search(text)),
         "phone": lambda: bool(_PHONE_LIKE.search(text)),
         "person": lambda: bool(named or _ROLE_WORDS.search(text) or _ROLE_ACRONYMS.search(text)
                                or _HANDLE.search(text)),
@@ -209,3 +208,7 @@ def has_answer_type(text: str, answer_type: AnswerType) -> bool:
     }
     check = checks.get(answer_type)
     return True if check is None else check()
+
+
+def _states_time(text: str) -> bool:
+    return bool(_TIME_WORDS.search(text) or _CLOCK_TIME.search(text))

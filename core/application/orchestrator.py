@@ -23,6 +23,7 @@ from core.application.audit import (
     user_reference,
 )
 from core.application.checks import Anchor, ClaimSupport, Unsupported, cited_chunks, claim_support, unknown_chunk_ids
+from core.application.claim_ranking import claim_rank_gaps, rests_on_an_answer
 from core.application.claim_reading import CLAIM_READING_FLOOR, claim_readings
 from core.application.clarify import clarification_options
 from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope, parse_verdict
@@ -133,6 +134,8 @@ class Evidence:
     assessment: Assessment | None = None
     claim_readings: tuple[float, ...] = ()
     """Per claim, the reader's probability that its quote answers the question (when a reader read them)."""
+    claim_rank_gaps: tuple[float | None, ...] = ()
+    """Per claim, how far below the best candidate the ranker puts its quote (when a generative model answered)."""
     reading: Reading | None = None
     """How the message was read against its thread, when it had earlier turns."""
 
@@ -431,8 +434,14 @@ class Orchestrator:
             return self._refuse("unsupported_claim", evidence, owner=owner)
 
     def _unanswering_claim(self, question: str, anchors: Sequence[Anchor], evidence: Evidence) -> str | None:
-        """Why a claim's quote, true as it is, does not answer this question; None when each does (or no
-        reader is configured)."""
+        """Why the claims' quotes, true as they are, do not answer this question: the ranker puts every one far
+        below the best answer (where the model chose what to quote), or the reader scores one below its floor.
+        None when they answer, as far as the checks configured can tell."""
+        if self._gate == "after_model" and evidence.assessment is not None:
+            gaps = evidence.claim_rank_gaps = tuple(claim_rank_gaps(anchors, evidence.assessment))
+            if not rests_on_an_answer(gaps):
+                nearest = min(gap for gap in gaps if gap is not None)
+                return f"no claim's quote answers the question (the nearest ranked {nearest:.1f} below the best)"
         if self._reader is None:
             return None
         evidence.claim_readings = tuple(claim_readings(question, anchors, self._reader))

@@ -48,6 +48,8 @@ class Trial:
     check_ms: float | None
     readings: tuple[float, ...] = ()
     """Per claim, the reader's probability that its quote answers the question (when the guard got that far)."""
+    rank_gaps: tuple[float | None, ...] = ()
+    """Per claim, how far below the best candidate the ranker puts its quote (when the guard got that far)."""
 
     @property
     def passed(self) -> bool:
@@ -161,7 +163,7 @@ def _ask_variants(session: EvalSession, case: Case, script: _Script, report: Fab
             report.trials.append(Trial(case_id=case.id, variant=variant, with_quotes=with_quotes,
                                        kind=outcome.kind, detail=evidence.detail, claims=claims,
                                        check_ms=_check_ms(session, claims, evidence.given_to_model),
-                                       readings=evidence.claim_readings))
+                                       readings=evidence.claim_readings, rank_gaps=evidence.claim_rank_gaps))
 
 
 def _check_ms(session: EvalSession, claims: Sequence[dict[str, Any]], given: Sequence[Any]) -> float | None:

@@ -26,7 +26,7 @@ def run() -> tuple[int, dict[str, Any], str]:
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(errors):
         code = main(["eval", "--kb", str(EXAMPLES / "handbook"), "--cases", str(EXAMPLES / "cases.yaml"),
                      "--config", str(EXAMPLES / "sourced.yml"), "--fabrications", "--json",
-                     "--fail-under", "faithful_quote=1", "negation=1", "other_question=0.5"])
+                     "--fail-under", "faithful_quote=1", "negation=1", "other_question=0.9"])
     return code, json.loads(printed.getvalue()), errors.getvalue()
 
 
@@ -50,6 +50,7 @@ def test_faithful_answers_pass_and_the_fabrications_the_rules_target_are_refused
         assert measured["faithful_paraphrase"]["right"] >= 0.9
         for variant in CHECKED_BY_THE_GUARD:
             assert measured[variant]["right"] >= 0.9, (quotes, variant, measured[variant])
+        assert measured["other_question"]["right"] > 0, "the ranking check refuses some true off-question answers"
     assert report["check_latency_ms"]["p50"] is not None
 
 

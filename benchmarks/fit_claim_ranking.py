@@ -1,0 +1,85 @@
+"""Fit the margin of the guard's ranking check (`core.application.claim_ranking.CLAIM_RANK_MARGIN`) on the
+fabrication benchmark, and report it on sets it did not see.
+
+    .venv/bin/python -m benchmarks.fit_claim_ranking          # default profile: every set, then dev3 and real
+
+Every set's fabrication benchmark runs once through the default pipeline with a scripted generative model,
+recording for each trial how far below the question's best candidate the ranker puts each claim's quote. A trial
+that passed every other check is answered at margin m when some claim ranks at most m below the best; so one run
+gives every margin's outcome. For each set, the margin is the lowest at which faithful answers (quoted and
+paraphrased, with and without quotes) of the *other* sets are kept at least `KEEP` of the time; its figures on
+the set are held-out ones. The shipped margin is the same rule over every set, reported on the sets nothing is
+fitted on (`dev3`, `real`).
+"""
+
+import argparse
+from collections.abc import Sequence
+from typing import Final
+
+from benchmarks.answerability_data import EvalSet, held_out_sets, known_sets
+from core.application.claim_ranking import rests_on_an_answer
+from core.config import SourcedConfig, load_config, load_known_gaps
+from core.eval.cases import load_cases
+from core.eval.fabrication_bench import Trial, run_fabrications
+from core.eval.fabrications import FAITHFUL
+
+KEEP: Final = 0.95
+"""Faithful answers the margin must keep on the sets it is fitted on."""
+RANKING_REFUSAL: Final = "no claim's quote answers the question"
+MARGINS: Final = [round(0.25 * n, 2) for n in range(0, 81)]
+
+
+def trials(eval_set: EvalSet) -> list[Trial]:
+    config = load_config(eval_set.config) if eval_set.config else SourcedConfig()
+    gaps = config.gaps() + (load_known_gaps(eval_set.known_gaps) if eval_set.known_gaps else ())
+    return run_fabrications(kb=eval_set.kb, cases=load_cases(eval_set.cases), config=config, known_gaps=gaps).trials
+
+
+def answered(trial: Trial, margin: float) -> bool:
+    """The trial's outcome had the margin been `margin`."""
+    reached_ranking = trial.kind == "answered" or RANKING_REFUSAL in (trial.detail or "")
+    return reached_ranking and rests_on_an_answer(trial.rank_gaps, margin)
+
+
+def right_share(items: Sequence[Trial], margin: float, *, faithful: bool) -> float | None:
+    chosen = [t for t in items if (t.variant in FAITHFUL) == faithful]
+    if not chosen:
+        return None
+    return sum(answered(t, margin) == faithful for t in chosen) / len(chosen)
+
+
+def fitted_margin(items: Sequence[Trial]) -> float:
+    """The lowest margin that keeps `KEEP` of the faithful answers."""
+    kept = [m for m in MARGINS if (right_share(items, m, faithful=True) or 0.0) >= KEEP]
+    return min(kept, default=MARGINS[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sets", nargs="+", default=["examples", "dev", "dev2"],
+                        help="the sets the margin is fitted on (default: %(default)s)")
+    args = parser.parse_args()
+    by_set = {s.name: trials(s) for s in known_sets() if s.name in args.sets}
+    print(f"{'held out':10} {'margin':>6} {'faithful kept':>14} {'other_question refused':>23} "
+          f"{'fabrications refused':>21}")
+    for name, items in by_set.items():
+        _row(name, fitted_margin([t for other, rest in by_set.items() if other != name for t in rest]), items)
+    everything = [t for items in by_set.values() for t in items]
+    margin = fitted_margin(everything)
+    _row("all*", margin, everything)
+    for held in held_out_sets():
+        _row(held.name, margin, trials(held))
+    print(f"(* fitted on these sets: not a held-out figure; {', '.join(s.name for s in held_out_sets())}: never "
+          f"fitted on)\nshipped margin: {margin}")
+
+
+def _row(name: str, margin: float, items: Sequence[Trial]) -> None:
+    other = [t for t in items if t.variant == "other_question"]
+    cells = (right_share(items, margin, faithful=True), right_share(other, margin, faithful=False),
+             right_share(items, margin, faithful=False))
+    print(f"{name:10} {margin:6.2f} " + " ".join(f"{'-' if v is None else f'{v:.3f}':>{w}}"
+                                                   for v, w in zip(cells, (14, 23, 21), strict=True)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

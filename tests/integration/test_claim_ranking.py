@@ -1,0 +1,119 @@
+"""The guard's ranking check on a generative model's answer, through the shipped defaults (SQLite, the default
+embedder, the shipped answerability fit) and the real OpenAI-compatible adapter to a scripted server on loopback:
+a true sentence of the right section that answers another question is refused; the answer is kept."""
+
+import json
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.application.claim_ranking import CLAIM_RANK_MARGIN
+from core.application.orchestrator import Question
+from core.bootstrap import Sourced, bootstrap
+from core.config import Settings
+from core.domain import EVERYONE, Answered, Audience, Principal, Refused
+from core.eval.fabrications import parse_sources
+from core.eval.scripted_server import ScriptedServer
+from core.llm.openai_compat import OpenAICompatModel
+
+STAFF = Principal(user_id="U1", roles=frozenset({EVERYONE}))
+QUESTION = "How many weeks of parental leave do new parents get at full pay?"
+ANSWER = "New parents get 18 weeks of parental leave at full pay."
+OTHER = "The office kitchen is restocked with coffee beans every Tuesday morning."
+PAGE = f"""\
+    ---
+    id: people-handbook
+    title: People Handbook
+    owner: "#people-ops"
+    audience: [everyone]
+    ---
+    # People Handbook
+    ## Leave and office life
+    {ANSWER} {OTHER} Bike racks are in the basement garage beside the lifts.
+    """
+
+
+class Script:
+    """The model's reply: one claim per sentence of `sentences`, each quoting it from the section."""
+
+    sentences = (ANSWER,)
+
+    def respond(self, messages: list[dict[str, Any]]) -> str:
+        sources = parse_sources(messages[-1]["content"])
+        claims = [{"text": sentence, "quote": sentence,
+                   "chunk_ids": [next(source.chunk_id for source in sources if sentence in source.text)]}
+                  for sentence in self.sentences]
+        return json.dumps({"found": True, "answer": " ".join(self.sentences), "confidence": "high",
+                           "refusal_reason": None, "claims": claims})
+
+
+@pytest.fixture
+def answering(tmp_path: Path) -> Iterator[tuple[Sourced, Script]]:
+    script = Script()
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "people.md").write_text(textwrap.dedent(PAGE), encoding="utf-8")
+    with ScriptedServer(script.respond) as server:
+        model = OpenAICompatModel(base_url=server.base_url, model="scripted", max_retries=0)
+        sourced = bootstrap(Settings(database_url=f"sqlite:///{tmp_path}/sourced.db"), model=model, progress=False)
+        try:
+            assert not sourced.ingestor.ingest(kb).errors
+            yield sourced, script
+        finally:
+            sourced.engine.dispose()
+
+
+def ask(sourced: Sourced) -> Any:
+    return sourced.orchestrator.ask_with_evidence(Question(text=QUESTION, principal=STAFF,
+                                                           audience=Audience.only(STAFF)))
+
+
+def test_a_true_sentence_that_answers_another_question_is_refused(answering: tuple[Sourced, Script]) -> None:
+    sourced, script = answering
+    script.sentences = (OTHER,)
+
+    outcome, evidence = ask(sourced)
+
+    assert isinstance(outcome, Refused) and outcome.kind == "unsupported_claim"
+    assert evidence.detail is not None and "no claim's quote answers the question" in evidence.detail
+    [gap] = evidence.claim_rank_gaps
+    assert gap is not None and gap > CLAIM_RANK_MARGIN
+
+
+def test_the_sentence_that_answers_is_kept(answering: tuple[Sourced, Script]) -> None:
+    sourced, _ = answering
+
+    outcome, evidence = ask(sourced)
+
+    assert isinstance(outcome, Answered) and "18 weeks" in outcome.text
+    assert evidence.claim_rank_gaps == (0.0,)
+
+
+
+def test_one_claim_that_answers_carries_a_second_true_claim_beside_it(answering: tuple[Sourced, Script]) -> None:
+    sourced, script = answering
+    script.sentences = (ANSWER, OTHER)
+
+    outcome, evidence = ask(sourced)
+
+    assert isinstance(outcome, Answered) and "18 weeks" in outcome.text and "coffee" in outcome.text
+    answer_gap, other_gap = evidence.claim_rank_gaps
+    assert answer_gap == 0.0 and other_gap is not None and other_gap > CLAIM_RANK_MARGIN
+
+
+def test_the_extractive_model_is_not_checked_against_the_ranking_it_quotes(tmp_path: Path) -> None:
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "people.md").write_text(textwrap.dedent(PAGE), encoding="utf-8")
+    sourced = bootstrap(Settings(database_url=f"sqlite:///{tmp_path}/sourced.db"), progress=False)
+    try:
+        assert not sourced.ingestor.ingest(kb).errors
+        outcome, evidence = ask(sourced)
+    finally:
+        sourced.engine.dispose()
+
+    assert isinstance(outcome, Answered) and "18 weeks" in outcome.text
+    assert evidence.claim_rank_gaps == ()

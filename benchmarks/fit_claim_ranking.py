@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from benchmarks.answerability_data import EvalSet, held_out_sets, known_sets
-from core.application.claim_ranking import rests_on_an_answer
+from core.application.claim_ranking import RANKED_FAR_BELOW, rests_on_an_answer
 from core.config import SourcedConfig, load_config, load_known_gaps
 from core.eval.cases import load_cases
 from core.eval.fabrication_bench import Trial, run_fabrications
@@ -25,7 +25,6 @@ from core.eval.fabrications import FAITHFUL
 
 KEEP: Final = 0.95
 """Faithful answers the margin must keep on the sets it is fitted on."""
-RANKING_REFUSAL: Final = "no claim's quote answers the question"
 MARGINS: Final = [round(0.25 * n, 2) for n in range(0, 81)]
 
 
@@ -36,8 +35,9 @@ def trials(eval_set: EvalSet) -> list[Trial]:
 
 
 def answered(trial: Trial, margin: float) -> bool:
-    """The trial's outcome had the margin been `margin`."""
-    reached_ranking = trial.kind == "answered" or RANKING_REFUSAL in (trial.detail or "")
+    """The trial's outcome had the margin been `margin`. Default profile only: no check comes after this one
+    (with a reader, a trial the ranking refused might have been refused by the reader too)."""
+    reached_ranking = trial.kind == "answered" or RANKED_FAR_BELOW in (trial.detail or "")
     return reached_ranking and rests_on_an_answer(trial.rank_gaps, margin)
 
 

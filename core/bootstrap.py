@@ -208,6 +208,7 @@ def bootstrap(
         verifier=verifier or build_verifier(settings, model),
         support=support,
         answerability_gate=answerability_gate(settings, model),
+        quotes_the_ranking=isinstance(model, ExtractiveModel),
         stale_after_days=config.stale_after_days,
         followups=followups,
     )

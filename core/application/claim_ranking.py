@@ -5,11 +5,12 @@ A true sentence of the right section that answers another question passes every 
 it word for word. The ranker (`core.application.answerability`) has already ordered every candidate statement
 of the question by how well it answers; an answer whose every claim quotes statements ranked far below the best
 candidate answers something else. One claim near the best is enough: the second half of an answer that combines
-two statements ranks lower, and it is still checked by every support rule. The check applies where a generative
-model chose what to quote: the extractive model quotes the ranker's own choice, so the check would only agree
-with itself.
+two statements ranks lower, and it is still checked by every support rule. The check applies where a model chose
+what to quote: the extractive model quotes the ranker's own choice, so the check would only agree with itself.
+The margin is fitted on the default profile's ranker (`semantic`); the lexical and reader rankers use it as it is.
 """
 
+import math
 from collections.abc import Sequence
 from typing import Final
 
@@ -22,23 +23,35 @@ still answer the question. Fitted by `benchmarks/fit_claim_ranking.py`: the lowe
 faithful answers on `examples/`, `dev` and `dev2`; its held-out figures are in `docs/answering.md`."""
 
 
+RANKED_FAR_BELOW: Final = "no claim's quote answers the question"
+"""The start of the refusal's detail in the audit record."""
+
+
 def claim_rank_gaps(anchors: Sequence[Anchor], assessment: Assessment) -> list[float | None]:
-    """Per claim, how far below the assessment's best candidate its best quoted statement ranks (0 for the best
-    itself, less than 0 above it); None when none of its statements is a candidate (a chunk the assessment did
-    not read: no ranking speaks against it)."""
+    """Per claim, how far below the assessment's best candidate its nearest quoted statement ranks (0 for the
+    best itself); None when none of its statements is a candidate (a chunk the assessment did not read)."""
     if not assessment.candidates:
         return [None] * len(anchors)
-    best = assessment.candidates[0].rank_score
-    ranked = {(c.statement.chunk.chunk_id, c.statement.start): c.rank_score for c in assessment.candidates}
+    gap_of = _gaps(assessment)
     gaps: list[float | None] = []
     for anchor in anchors:
-        scores = [ranked[key] for statement in anchor.statements
-                  if (key := (anchor.chunk.chunk_id, statement.start)) in ranked]
-        gaps.append(best - max(scores) if scores else None)
+        found = [gap_of[key] for statement in anchor.statements
+                 if (key := (anchor.chunk.chunk_id, statement.start)) in gap_of]
+        gaps.append(min(found) if found else None)
     return gaps
 
 
+def _gaps(assessment: Assessment) -> dict[tuple[str, int], float]:
+    """Each candidate's distance below the best. A candidate scored above the best but placed after it was set
+    aside by the reading of a follow-up (`new_words_first`: "and for a client dinner?" is not answered by the
+    meal allowance just given): it answers the earlier question, not this one, so it is infinitely far."""
+    best = assessment.candidates[0].rank_score
+    return {(c.statement.chunk.chunk_id, c.statement.start): best - c.rank_score if c.rank_score <= best else math.inf
+            for c in assessment.candidates}
+
+
 def rests_on_an_answer(gaps: Sequence[float | None], margin: float = CLAIM_RANK_MARGIN) -> bool:
-    """Does some claim quote a statement within `margin` of the best candidate, or one the ranking did not judge?
-    An answer without claims ranked (no assessment) is not judged either."""
-    return not gaps or any(gap is None or gap <= margin for gap in gaps)
+    """Does some claim quote a statement within `margin` of the best candidate? Claims the ranking did not judge
+    (None) neither carry the answer nor count against it: an answer made of them alone is not judged."""
+    judged = [gap for gap in gaps if gap is not None]
+    return not judged or any(gap <= margin for gap in judged)

@@ -23,7 +23,7 @@ from core.application.audit import (
     user_reference,
 )
 from core.application.checks import Anchor, ClaimSupport, Unsupported, cited_chunks, claim_support, unknown_chunk_ids
-from core.application.claim_ranking import claim_rank_gaps, rests_on_an_answer
+from core.application.claim_ranking import RANKED_FAR_BELOW, claim_rank_gaps, rests_on_an_answer
 from core.application.claim_reading import CLAIM_READING_FLOOR, claim_readings
 from core.application.clarify import clarification_options
 from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope, parse_verdict
@@ -135,7 +135,7 @@ class Evidence:
     claim_readings: tuple[float, ...] = ()
     """Per claim, the reader's probability that its quote answers the question (when a reader read them)."""
     claim_rank_gaps: tuple[float | None, ...] = ()
-    """Per claim, how far below the best candidate the ranker puts its quote (when a generative model answered)."""
+    """Per claim, how far below the best candidate the ranker puts its quote (when a model chose its quotes)."""
     reading: Reading | None = None
     """How the message was read against its thread, when it had earlier turns."""
 
@@ -161,6 +161,7 @@ class Orchestrator:
         verifier: Verifier | None = None,
         support: ClaimSupport = claim_support,
         answerability_gate: AnswerabilityGate = "before_model",
+        quotes_the_ranking: bool = False,
         stale_after_days: int = STALE_AFTER_DAYS,
         followups: FollowUps | None = None,
     ) -> None:
@@ -181,6 +182,7 @@ class Orchestrator:
         self._verifier = verifier
         self._support = support
         self._gate = answerability_gate
+        self._quotes_the_ranking = quotes_the_ranking  # the extractive model: its quote is the ranker's choice
         self._stale_after_days = stale_after_days
         self._followups = followups or OfflineFollowUps()
 
@@ -435,13 +437,13 @@ class Orchestrator:
 
     def _unanswering_claim(self, question: str, anchors: Sequence[Anchor], evidence: Evidence) -> str | None:
         """Why the claims' quotes, true as they are, do not answer this question: the ranker puts every one far
-        below the best answer (where the model chose what to quote), or the reader scores one below its floor.
-        None when they answer, as far as the checks configured can tell."""
-        if self._gate == "after_model" and evidence.assessment is not None:
+        below the best answer (unless the model quotes the ranker's own choice), or the reader scores one below
+        its floor. None when they answer, as far as the checks configured can tell."""
+        if not self._quotes_the_ranking and evidence.assessment is not None:
             gaps = evidence.claim_rank_gaps = tuple(claim_rank_gaps(anchors, evidence.assessment))
             if not rests_on_an_answer(gaps):
                 nearest = min(gap for gap in gaps if gap is not None)
-                return f"no claim's quote answers the question (the nearest ranked {nearest:.1f} below the best)"
+                return f"{RANKED_FAR_BELOW} (the nearest ranked {nearest:.1f} below the best)"
         if self._reader is None:
             return None
         evidence.claim_readings = tuple(claim_readings(question, anchors, self._reader))

@@ -1,0 +1,70 @@
+"""The ranking check's reading of an assessment: how far below the best candidate each claim's quote ranks, and
+whether an answer rests on a statement near the best."""
+
+import math
+
+import pytest
+
+from core.application.answerability import Assessment, Candidate
+from core.application.checks import Anchor
+from core.application.claim_ranking import claim_rank_gaps, rests_on_an_answer
+from core.application.quotes import Span, spanned, statements
+from core.application.statements import split_statements
+from core.domain import RetrievedChunk
+from tests.unit import fakes
+
+LOCKERS = fakes.chunk("gym#1", "Lockers are emptied every Friday night. Towels cost two euros at the desk. "
+                      "The sauna closes at nine.", heading="Gym > Facilities").chunk
+CLASSES = fakes.chunk("gym#2", "Yoga classes start at seven every Monday.", heading="Gym > Classes").chunk
+
+
+def assessment(*scores: float) -> Assessment:
+    """The statements of `LOCKERS`, in order, with these ranking scores, kept in this order (best first)."""
+    candidates = tuple(Candidate(statement=statement, features={}, rank_score=score, probability=0.5)
+                       for statement, score in zip(split_statements(LOCKERS), scores, strict=True))
+    return Assessment(candidates=candidates, threshold=0.5, model_version="test")
+
+
+def quoting(chunk: RetrievedChunk, quote: str) -> Anchor:
+    start = chunk.text.index(quote)
+    span = Span(start=start, end=start + len(quote))
+    return Anchor(chunk=chunk, span=span, statements=tuple(spanned(statements(chunk.text), span)), given=True)
+
+
+def test_a_claim_is_as_far_below_the_best_as_its_statement_ranks() -> None:
+    ranked = assessment(9.0, 2.5, 1.0)
+
+    assert claim_rank_gaps([quoting(LOCKERS, "Lockers are emptied every Friday night."),
+                            quoting(LOCKERS, "The sauna closes at nine.")], ranked) == [0.0, 8.0]
+
+
+def test_a_quote_of_two_statements_is_as_near_as_the_nearer() -> None:
+    two = quoting(LOCKERS, "Towels cost two euros at the desk. The sauna closes at nine.")
+
+    assert claim_rank_gaps([two], assessment(9.0, 2.5, 1.0)) == [6.5]
+
+
+def test_a_statement_a_follow_up_set_aside_is_infinitely_far() -> None:
+    """Placed after the best though scored above it: `new_words_first` moved the follow-up's statements first."""
+    reordered = assessment(3.0, 9.0, 1.0)
+
+    assert claim_rank_gaps([quoting(LOCKERS, "Towels cost two euros at the desk.")], reordered) == [math.inf]
+
+
+def test_a_chunk_the_assessment_did_not_read_is_not_judged() -> None:
+    elsewhere = quoting(CLASSES, "Yoga classes start at seven every Monday.")
+
+    assert claim_rank_gaps([elsewhere], assessment(9.0, 2.5, 1.0)) == [None]
+    assert claim_rank_gaps([elsewhere], Assessment(candidates=(), threshold=0.5, model_version="test")) == [None]
+
+
+@pytest.mark.parametrize(("gaps", "rests"), [
+    ((0.0, 9.0), True),  # one claim near the best carries a second true claim
+    ((9.0,), False),
+    ((9.0, math.inf), False),
+    ((None, 9.0), False),  # a claim not judged does not carry one judged far below
+    ((None,), True),  # nothing judged
+    ((), True),
+])
+def test_an_answer_rests_on_a_claim_within_the_margin(gaps: tuple[float | None, ...], rests: bool) -> None:
+    assert rests_on_an_answer(gaps, margin=5.0) is rests

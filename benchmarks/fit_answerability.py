@@ -23,6 +23,9 @@ Held-out discipline: each set's figures are measured by `sourced eval`'s own sco
 on the other sets; the shipped fit (all sets) is reported beside, marked as fitted on the set, and on the sets
 no fit ever learns from (`dev3`, `real`: `held_out_sets`).
 
+A refit written over a variant drops the margin of the guard's ranking check fitted on its old ranker
+(`claim_rank_margin`): run `benchmarks/fit_claim_ranking.py --variant V --write` after it.
+
 Variants with `+reader` read the candidates with the trained reader (`training/reader`): each set with the
 fold's reader that was not trained on it (`--readers`, the training's work folder), so the weights are fitted
 on the scores a reader gives to text it has never seen, as the shipped reader will at a company.

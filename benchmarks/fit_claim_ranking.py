@@ -1,7 +1,8 @@
-"""Fit the margin of the guard's ranking check (`core.application.claim_ranking.CLAIM_RANK_MARGIN`) on the
-fabrication benchmark, and report it on sets it did not see.
+"""Fit the margin of the guard's ranking check (`core.application.claim_ranking`) on the fabrication benchmark,
+report it on sets it did not see, and write it beside the ranker it was fitted on.
 
-    .venv/bin/python -m benchmarks.fit_claim_ranking          # default profile: every set, then dev3 and real
+    .venv/bin/python -m benchmarks.fit_claim_ranking                        # the default profile's ranker
+    .venv/bin/python -m benchmarks.fit_claim_ranking --variant lexical --write   # no embedder; write the margin
 
 Every set's fabrication benchmark runs once through the default pipeline with a scripted generative model,
 recording for each trial how far below the question's best candidate the ranker puts each claim's quote. A trial
@@ -9,14 +10,21 @@ that passed every other check is answered at margin m when some claim ranks at m
 gives every margin's outcome. For each set, the margin is the lowest at which faithful answers (quoted and
 paraphrased, with and without quotes) of the *other* sets are kept at least `KEEP` of the time; its figures on
 the set are held-out ones. The shipped margin is the same rule over every set, reported on the sets nothing is
-fitted on (`dev3`, `real`).
+fitted on (`dev3`, `real`), and written as `claim_rank_margin` of the variant's model in
+`core/application/answerability_model.json`: a refit of that model drops it, and the check is off for the variant
+until this is run again.
 """
 
 import argparse
+import json
+import math
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Final
 
 from benchmarks.answerability_data import EvalSet, held_out_sets, known_sets
+from core.application.answerability import MODEL_FILE
 from core.application.claim_ranking import RANKED_FAR_BELOW, rests_on_an_answer
 from core.config import SourcedConfig, load_config, load_known_gaps
 from core.eval.cases import load_cases
@@ -58,10 +66,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", nargs="+", default=["examples", "dev", "dev2"],
                         help="the sets the margin is fitted on (default: %(default)s)")
+    parser.add_argument("--variant", choices=["semantic", "lexical"], default="semantic",
+                        help="the ranker: with the embedder (the default profile) or without (default %(default)s)")
+    parser.add_argument("--write", action="store_true", help=f"write the margin into core/application/{MODEL_FILE}")
     args = parser.parse_args()
+    os.environ["SOURCED_EMBEDDER"] = "minilm" if args.variant == "semantic" else "none"
+    os.environ["SOURCED_READER"] = "none"
     by_set = {s.name: trials(s) for s in known_sets() if s.name in args.sets}
     print(f"{'held out':10} {'margin':>6} {'faithful kept':>14} {'other_question refused':>23} "
-          f"{'fabrications refused':>21}")
+          f"{'fabrications refused':>21}   (each: without the check / with it)")
     for name, items in by_set.items():
         _row(name, fitted_margin([t for other, rest in by_set.items() if other != name for t in rest]), items)
     everything = [t for items in by_set.values() for t in items]
@@ -70,15 +83,30 @@ def main() -> None:
     for held in held_out_sets():
         _row(held.name, margin, trials(held))
     print(f"(* fitted on these sets: not a held-out figure; {', '.join(s.name for s in held_out_sets())}: never "
-          f"fitted on)\nshipped margin: {margin}")
+          f"fitted on)\n{args.variant} margin: {margin}")
+    if args.write:
+        path = Path(__file__).resolve().parents[1] / "core" / "application" / MODEL_FILE
+        shipped = json.loads(path.read_text(encoding="utf-8"))
+        shipped["models"][args.variant]["claim_rank_margin"] = margin
+        path.write_text(json.dumps(shipped, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote the {args.variant} margin to {path}")
 
 
 def _row(name: str, margin: float, items: Sequence[Trial]) -> None:
     other = [t for t in items if t.variant == "other_question"]
-    cells = (right_share(items, margin, faithful=True), right_share(other, margin, faithful=False),
-             right_share(items, margin, faithful=False))
-    print(f"{name:10} {margin:6.2f} " + " ".join(f"{'-' if v is None else f'{v:.3f}':>{w}}"
-                                                   for v, w in zip(cells, (14, 23, 21), strict=True)), flush=True)
+
+    def shares(at: float) -> tuple[float | None, ...]:
+        return (right_share(items, at, faithful=True), right_share(other, at, faithful=False),
+                right_share(items, at, faithful=False))
+
+    cells = [f"{_share(without)} / {_share(with_check)}"
+             for without, with_check in zip(shares(math.inf), shares(margin), strict=True)]
+    print(f"{name:10} {margin:6.2f} " + " ".join(f"{cell:>{w}}" for cell, w in zip(cells, (14, 23, 21), strict=True)),
+          flush=True)
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 if __name__ == "__main__":

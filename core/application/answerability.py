@@ -93,6 +93,8 @@ class Assessment:
     candidates: tuple[Candidate, ...]
     threshold: float
     model_version: str
+    claim_rank_margin: float | None = None
+    """The model's margin for the guard's ranking check (`core.application.claim_ranking`); None: not checked."""
     explanation: tuple[tuple[str, float], ...] = ()
     """The best candidate's strongest features: (name, contribution to the log-odds), largest first."""
 
@@ -140,14 +142,20 @@ class AnswerabilityModel:
     decision: LinearScore
     threshold: float
     version: str
+    claim_rank_margin: float | None = None
+    """How far below the best candidate, in this ranker's log-odds, a model's quote may rank and still answer
+    (`benchmarks/fit_claim_ranking.py`). A margin means something only on the ranker it was fitted on: a model
+    without one (the reader's rankers, a refit not yet measured) is not checked."""
 
     def probability(self, features: Mapping[str, float]) -> float:
         return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, self.decision(features)))))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "AnswerabilityModel":
+        margin = data.get("claim_rank_margin")
         return cls(ranker=LinearScore.from_dict(data["ranker"]), decision=LinearScore.from_dict(data["decision"]),
-                   threshold=float(data["threshold"]), version=str(data["version"]))
+                   threshold=float(data["threshold"]), version=str(data["version"]),
+                   claim_rank_margin=None if margin is None else float(margin))
 
 
 @cache
@@ -342,7 +350,8 @@ def assess(question: str, chunks: Sequence[RetrievedChunk], *, embedder: Embedde
     question = as_meant(question, statements)
     profile = QuestionProfile.of(question)
     if not profile.stems or not statements:
-        return Assessment(candidates=(), threshold=model.threshold, model_version=model.version)
+        return Assessment(candidates=(), threshold=model.threshold, model_version=model.version,
+                          claim_rank_margin=model.claim_rank_margin)
     features = featurise(question, profile, statements, embedder=embedder, reader=reader)
     ranked = sorted(zip((model.ranker(f) for f in features), statements, features, strict=True),
                     key=lambda item: item[0], reverse=True)
@@ -355,6 +364,7 @@ def assess(question: str, chunks: Sequence[RetrievedChunk], *, embedder: Embedde
     strongest = sorted(model.decision.contributions(candidates[0].features), key=lambda item: abs(item[1]),
                        reverse=True)
     return Assessment(candidates=tuple(candidates), threshold=model.threshold, model_version=model.version,
+                      claim_rank_margin=model.claim_rank_margin,
                       explanation=tuple((name, round(value, 3)) for name, value in strongest[:5]))
 
 

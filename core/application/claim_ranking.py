@@ -7,7 +7,8 @@ of the question by how well it answers; an answer whose every claim quotes state
 candidate answers something else. One claim near the best is enough: the second half of an answer that combines
 two statements ranks lower, and it is still checked by every support rule. The check applies where a model chose
 what to quote: the extractive model quotes the ranker's own choice, so the check would only agree with itself.
-The margin is fitted on the default profile's ranker (`semantic`); the lexical and reader rankers use it as it is.
+The margin belongs to the ranker it was fitted on (`AnswerabilityModel.claim_rank_margin`): the reader's rankers
+have none, and are not checked this way.
 """
 
 import math
@@ -16,12 +17,6 @@ from typing import Final
 
 from core.application.answerability import Assessment
 from core.application.checks import Anchor
-
-CLAIM_RANK_MARGIN: Final = 5.25
-"""How far below the best candidate (in the ranker's log-odds) the answer's best quoted statement may rank and
-still answer the question. Fitted by `benchmarks/fit_claim_ranking.py`: the lowest margin that keeps 95% of
-faithful answers on `examples/`, `dev` and `dev2`; its held-out figures are in `docs/answering.md`."""
-
 
 RANKED_FAR_BELOW: Final = "no claim's quote answers the question"
 """The start of the refusal's detail in the audit record."""
@@ -50,7 +45,7 @@ def _gaps(assessment: Assessment) -> dict[tuple[str, int], float]:
             for c in assessment.candidates}
 
 
-def rests_on_an_answer(gaps: Sequence[float | None], margin: float = CLAIM_RANK_MARGIN) -> bool:
+def rests_on_an_answer(gaps: Sequence[float | None], margin: float) -> bool:
     """Does some claim quote a statement within `margin` of the best candidate? Claims the ranking did not judge
     (None) neither carry the answer nor count against it: an answer made of them alone is not judged."""
     judged = [gap for gap in gaps if gap is not None]

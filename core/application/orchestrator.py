@@ -439,9 +439,11 @@ class Orchestrator:
         """Why the claims' quotes, true as they are, do not answer this question: the ranker puts every one far
         below the best answer (unless the model quotes the ranker's own choice), or the reader scores one below
         its floor. None when they answer, as far as the checks configured can tell."""
-        if not self._quotes_the_ranking and evidence.assessment is not None:
-            gaps = evidence.claim_rank_gaps = tuple(claim_rank_gaps(anchors, evidence.assessment))
-            if not rests_on_an_answer(gaps):
+        assessment = evidence.assessment
+        if not self._quotes_the_ranking and assessment is not None:
+            gaps = evidence.claim_rank_gaps = tuple(claim_rank_gaps(anchors, assessment))
+            margin = assessment.claim_rank_margin
+            if margin is not None and not rests_on_an_answer(gaps, margin):
                 nearest = min(gap for gap in gaps if gap is not None)
                 return f"{RANKED_FAR_BELOW} (the nearest ranked {nearest:.1f} below the best)"
         if self._reader is None:

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from core.application.answerability import Assessment, Candidate
+from core.application.answerability import Assessment, Candidate, shipped_model
 from core.application.checks import Anchor
 from core.application.claim_ranking import claim_rank_gaps, rests_on_an_answer
 from core.application.quotes import Span, spanned, statements
@@ -68,3 +68,10 @@ def test_a_chunk_the_assessment_did_not_read_is_not_judged() -> None:
 ])
 def test_an_answer_rests_on_a_claim_within_the_margin(gaps: tuple[float | None, ...], rests: bool) -> None:
     assert rests_on_an_answer(gaps, margin=5.0) is rests
+
+
+def test_the_margin_belongs_to_the_rankers_it_was_fitted_on() -> None:
+    """The shipped rankers without a reader carry a fitted margin; the reader's rankers none, so a margin fitted on
+    one scale is never applied on another."""
+    assert all(shipped_model(semantic=semantic).claim_rank_margin is not None for semantic in (True, False))
+    assert all(shipped_model(semantic=semantic, reading=True).claim_rank_margin is None for semantic in (True, False))

@@ -62,6 +62,11 @@ def fitted_margin(items: Sequence[Trial]) -> float:
     return min(kept, default=MARGINS[-1])
 
 
+def _fitted(items: Sequence[Trial], margin: float) -> bool:
+    ranked = any(gap is not None for t in items for gap in t.rank_gaps)
+    return ranked and (right_share(items, margin, faithful=True) or 0.0) >= KEEP
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", nargs="+", default=["examples", "dev", "dev2"],
@@ -71,7 +76,9 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help=f"write the margin into core/application/{MODEL_FILE}")
     args = parser.parse_args()
     os.environ["SOURCED_EMBEDDER"] = "minilm" if args.variant == "semantic" else "none"
-    os.environ["SOURCED_READER"] = "none"
+    os.environ["SOURCED_READER"] = "none"  # the variant's own ranker, never a reader's
+    for setting in ("SOURCED_READER_PATH", "SOURCED_ANSWERABILITY_GATE"):  # the gate "off" would rank nothing
+        os.environ.pop(setting, None)
     by_set = {s.name: trials(s) for s in known_sets() if s.name in args.sets}
     print(f"{'held out':10} {'margin':>6} {'faithful kept':>14} {'other_question refused':>23} "
           f"{'fabrications refused':>21}   (each: without the check / with it)")
@@ -84,6 +91,8 @@ def main() -> None:
         _row(held.name, margin, trials(held))
     print(f"(* fitted on these sets: not a held-out figure; {', '.join(s.name for s in held_out_sets())}: never "
           f"fitted on)\n{args.variant} margin: {margin}")
+    if args.write and not _fitted(everything, margin):
+        raise SystemExit("no margin written: no trial was ranked, or none keeps the faithful answers")
     if args.write:
         path = Path(__file__).resolve().parents[1] / "core" / "application" / MODEL_FILE
         shipped = json.loads(path.read_text(encoding="utf-8"))

@@ -95,6 +95,8 @@ class Assessment:
     model_version: str
     claim_rank_margin: float | None = None
     """The model's margin for the guard's ranking check (`core.application.claim_ranking`); None: not checked."""
+    set_aside_from: int | None = None
+    """Where the candidates a follow-up's reading set aside begin (`new_words_first`); None: none were."""
     explanation: tuple[tuple[str, float], ...] = ()
     """The best candidate's strongest features: (name, contribution to the log-odds), largest first."""
 

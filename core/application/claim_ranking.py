@@ -37,12 +37,13 @@ def claim_rank_gaps(anchors: Sequence[Anchor], assessment: Assessment) -> list[f
 
 
 def _gaps(assessment: Assessment) -> dict[tuple[str, int], float]:
-    """Each candidate's distance below the best. A candidate scored above the best but placed after it was set
-    aside by the reading of a follow-up (`new_words_first`: "and for a client dinner?" is not answered by the
-    meal allowance just given): it answers the earlier question, not this one, so it is infinitely far."""
+    """Each candidate's distance below the best. The candidates a follow-up's reading set aside answer the earlier
+    question, not this one ("and for a client dinner?" is not answered by the meal allowance just given): they are
+    infinitely far, however they scored."""
     best = assessment.candidates[0].rank_score
-    return {(c.statement.chunk.chunk_id, c.statement.start): best - c.rank_score if c.rank_score <= best else math.inf
-            for c in assessment.candidates}
+    set_aside = len(assessment.candidates) if assessment.set_aside_from is None else assessment.set_aside_from
+    return {(c.statement.chunk.chunk_id, c.statement.start): best - c.rank_score if at < set_aside else math.inf
+            for at, c in enumerate(assessment.candidates)}
 
 
 def rests_on_an_answer(gaps: Sequence[float | None], margin: float) -> bool:

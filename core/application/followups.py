@@ -353,7 +353,7 @@ def new_words_first(reading: Reading | None, assessment: Assessment) -> Assessme
     if not speaking or speaking[0] is assessment.candidates[0]:
         return assessment
     rest = [c for c in assessment.candidates if c not in speaking]
-    return replace(assessment, candidates=(*speaking, *rest), explanation=())
+    return replace(assessment, candidates=(*speaking, *rest), explanation=(), set_aside_from=len(speaking))
 
 
 def _holds(required: Sequence[str], text: str) -> bool:

@@ -2,6 +2,7 @@
 
 import copy
 import logging
+import math
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -445,7 +446,9 @@ class Orchestrator:
             margin = assessment.claim_rank_margin
             if margin is not None and not rests_on_an_answer(gaps, margin):
                 nearest = min(gap for gap in gaps if gap is not None)
-                return f"{RANKED_FAR_BELOW} (the nearest ranked {nearest:.1f} below the best)"
+                where = "set aside by the follow-up's reading" if math.isinf(nearest) else \
+                    f"the nearest ranked {nearest:.1f} below the best"
+                return f"{RANKED_FAR_BELOW} ({where})"
         if self._reader is None:
             return None
         evidence.claim_readings = tuple(claim_readings(question, anchors, self._reader))

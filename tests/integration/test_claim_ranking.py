@@ -5,6 +5,7 @@ a true sentence of the right section that answers another question is refused; t
 import json
 import textwrap
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +127,26 @@ def test_the_extractive_model_is_not_checked_against_the_ranking_it_quotes(tmp_p
 
     assert isinstance(outcome, Answered) and "18 weeks" in outcome.text
     assert evidence.claim_rank_gaps == ()
+
+
+def test_a_ranker_without_a_fitted_margin_is_not_checked(tmp_path: Path) -> None:
+    """A refit not yet measured carries no margin: the gaps are recorded, nothing is refused on them."""
+    script = Script()
+    script.sentences = (OTHER,)
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "people.md").write_text(textwrap.dedent(PAGE), encoding="utf-8")
+    unmeasured = replace(shipped_model(semantic=True), claim_rank_margin=None)
+    with ScriptedServer(script.respond) as server:
+        model = OpenAICompatModel(base_url=server.base_url, model="scripted", max_retries=0)
+        sourced = bootstrap(Settings(database_url=f"sqlite:///{tmp_path}/sourced.db"), model=model,
+                            answerability=unmeasured, progress=False)
+        try:
+            assert not sourced.ingestor.ingest(kb).errors
+            outcome, evidence = ask(sourced)
+        finally:
+            sourced.engine.dispose()
+
+    assert isinstance(outcome, Answered) and "coffee" in outcome.text
+    [gap] = evidence.claim_rank_gaps
+    assert gap is not None and gap > shipped_margin()

@@ -8,9 +8,10 @@ import pytest
 from core.application.answerability import Assessment, Candidate, shipped_model
 from core.application.checks import Anchor
 from core.application.claim_ranking import claim_rank_gaps, rests_on_an_answer
+from core.application.followups import new_words_first
 from core.application.quotes import Span, spanned, statements
 from core.application.statements import split_statements
-from core.domain import RetrievedChunk
+from core.domain import Reading, RetrievedChunk
 from tests.unit import fakes
 
 LOCKERS = fakes.chunk("gym#1", "Lockers are emptied every Friday night. Towels cost two euros at the desk. "
@@ -44,11 +45,20 @@ def test_a_quote_of_two_statements_is_as_near_as_the_nearer() -> None:
     assert claim_rank_gaps([two], assessment(9.0, 2.5, 1.0)) == [6.5]
 
 
-def test_a_statement_a_follow_up_set_aside_is_infinitely_far() -> None:
-    """Placed after the best though scored above it: `new_words_first` moved the follow-up's statements first."""
-    reordered = assessment(3.0, 9.0, 1.0)
+@pytest.mark.parametrize("towel_score", [9.5, 8.0, 9.0])
+def test_the_statements_a_follow_up_set_aside_are_infinitely_far_however_they_scored(towel_score: float) -> None:
+    """"and the sauna?" after a question about lockers: the statements that do not speak of the sauna are set
+    aside (`new_words_first`), above, below or level with the sauna's own score."""
+    ranked = assessment(10.0, towel_score, 9.0)
+    reading = Reading(question="and the sauna?", search="sauna", followup=True, by="test", required=("sauna",))
 
-    assert claim_rank_gaps([quoting(LOCKERS, "Towels cost two euros at the desk.")], reordered) == [math.inf]
+    followed = new_words_first(reading, ranked)
+
+    assert followed.candidates[0].statement.text == "The sauna closes at nine."
+    claims = [quoting(LOCKERS, quote) for quote in ("The sauna closes at nine.",
+                                                     "Lockers are emptied every Friday night.",
+                                                     "Towels cost two euros at the desk.")]
+    assert claim_rank_gaps(claims, followed) == [0.0, math.inf, math.inf]
 
 
 def test_a_chunk_the_assessment_did_not_read_is_not_judged() -> None:

@@ -26,10 +26,12 @@ from core.application.answerability import (
     shipped_model,
 )
 from core.application.orchestrator import Question
+from core.application.routing import KnownGap
 from core.application.statements import Statement
 from core.config import SourcedConfig, load_config, load_known_gaps
 from core.domain import Audience
 from core.eval.cases import Case, load_cases
+from core.eval.fabrication_bench import Trial, run_fabrications
 from core.eval.runner import EvalSession, case_principal, eval_session
 from core.eval.scoring import ChunkRef, includes
 from training.reader.annotated import HANDBOOKS
@@ -119,13 +121,24 @@ def opened(eval_set: EvalSet, *, embedder: str, reader: Path | None = None) -> I
     os.environ.pop("SOURCED_READER_PATH", None)
     if reader is not None:
         os.environ["SOURCED_READER_PATH"] = str(reader)
-    config = load_config(eval_set.config) if eval_set.config else SourcedConfig()
-    gaps = config.gaps() + (load_known_gaps(eval_set.known_gaps) if eval_set.known_gaps else ())
+    config, gaps = _config(eval_set)
     # Until a fit is measured (`with_answerability`), the session decides with the fit without a reader, which
     # always exists: the fit with one may be the very thing being made.
     placeholder = shipped_model(semantic=embedder != "none")
     with eval_session(kb=eval_set.kb, config=config, known_gaps=gaps, answerability=placeholder) as session:
         yield session
+
+
+def fabrication_trials(eval_set: EvalSet) -> list[Trial]:
+    """The set's fabrication benchmark (`sourced eval --fabrications`), run with this process's profile."""
+    config, gaps = _config(eval_set)
+    return run_fabrications(kb=eval_set.kb, cases=load_cases(eval_set.cases), config=config, known_gaps=gaps).trials
+
+
+def _config(eval_set: EvalSet) -> tuple[SourcedConfig, tuple[KnownGap, ...]]:
+    """The set's configuration and its known gaps, as `sourced eval` reads them."""
+    config = load_config(eval_set.config) if eval_set.config else SourcedConfig()
+    return config, config.gaps() + (load_known_gaps(eval_set.known_gaps) if eval_set.known_gaps else ())
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -23,23 +23,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from benchmarks.answerability_data import EvalSet, held_out_sets, known_sets
+from benchmarks.answerability_data import fabrication_trials, held_out_sets, known_sets
 from core.application.answerability import MODEL_FILE
 from core.application.claim_ranking import RANKED_FAR_BELOW, rests_on_an_answer
-from core.config import SourcedConfig, load_config, load_known_gaps
-from core.eval.cases import load_cases
-from core.eval.fabrication_bench import Trial, run_fabrications
-from core.eval.fabrications import FAITHFUL
+from core.eval.fabrication_bench import Trial, right_share
 
 KEEP: Final = 0.95
 """Faithful answers the margin must keep on the sets it is fitted on."""
 MARGINS: Final = [round(0.25 * n, 2) for n in range(0, 81)]
-
-
-def trials(eval_set: EvalSet) -> list[Trial]:
-    config = load_config(eval_set.config) if eval_set.config else SourcedConfig()
-    gaps = config.gaps() + (load_known_gaps(eval_set.known_gaps) if eval_set.known_gaps else ())
-    return run_fabrications(kb=eval_set.kb, cases=load_cases(eval_set.cases), config=config, known_gaps=gaps).trials
 
 
 def answered(trial: Trial, margin: float) -> bool:
@@ -49,22 +40,19 @@ def answered(trial: Trial, margin: float) -> bool:
     return reached_ranking and rests_on_an_answer(trial.rank_gaps, margin)
 
 
-def right_share(items: Sequence[Trial], margin: float, *, faithful: bool) -> float | None:
-    chosen = [t for t in items if (t.variant in FAITHFUL) == faithful]
-    if not chosen:
-        return None
-    return sum(answered(t, margin) == faithful for t in chosen) / len(chosen)
+def share_at(items: Sequence[Trial], margin: float, *, faithful: bool) -> float | None:
+    return right_share(items, lambda trial: answered(trial, margin), faithful=faithful)
 
 
 def fitted_margin(items: Sequence[Trial]) -> float:
     """The lowest margin that keeps `KEEP` of the faithful answers."""
-    kept = [m for m in MARGINS if (right_share(items, m, faithful=True) or 0.0) >= KEEP]
+    kept = [m for m in MARGINS if (share_at(items, m, faithful=True) or 0.0) >= KEEP]
     return min(kept, default=MARGINS[-1])
 
 
 def _fitted(items: Sequence[Trial], margin: float) -> bool:
     ranked = any(gap is not None for t in items for gap in t.rank_gaps)
-    return ranked and (right_share(items, margin, faithful=True) or 0.0) >= KEEP
+    return ranked and (share_at(items, margin, faithful=True) or 0.0) >= KEEP
 
 
 def main() -> None:
@@ -79,7 +67,7 @@ def main() -> None:
     os.environ["SOURCED_READER"] = "none"  # the variant's own ranker, never a reader's
     for setting in ("SOURCED_READER_PATH", "SOURCED_ANSWERABILITY_GATE"):  # the gate "off" would rank nothing
         os.environ.pop(setting, None)
-    by_set = {s.name: trials(s) for s in known_sets() if s.name in args.sets}
+    by_set = {s.name: fabrication_trials(s) for s in known_sets() if s.name in args.sets}
     print(f"{'held out':10} {'margin':>6} {'faithful kept':>14} {'other_question refused':>23} "
           f"{'fabrications refused':>21}   (each: without the check / with it)")
     for name, items in by_set.items():
@@ -88,7 +76,7 @@ def main() -> None:
     margin = fitted_margin(everything)
     _row("all*", margin, everything)
     for held in held_out_sets():
-        _row(held.name, margin, trials(held))
+        _row(held.name, margin, fabrication_trials(held))
     print(f"(* fitted on these sets: not a held-out figure; {', '.join(s.name for s in held_out_sets())}: never "
           f"fitted on)\n{args.variant} margin: {margin}")
     if args.write and not _fitted(everything, margin):
@@ -105,8 +93,8 @@ def _row(name: str, margin: float, items: Sequence[Trial]) -> None:
     other = [t for t in items if t.variant == "other_question"]
 
     def shares(at: float) -> tuple[float | None, ...]:
-        return (right_share(items, at, faithful=True), right_share(other, at, faithful=False),
-                right_share(items, at, faithful=False))
+        return (share_at(items, at, faithful=True), share_at(other, at, faithful=False),
+                share_at(items, at, faithful=False))
 
     cells = [f"{_share(without)} / {_share(with_check)}"
              for without, with_check in zip(shares(math.inf), shares(margin), strict=True)]

@@ -18,11 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from benchmarks.answerability_data import EvalSet, held_out_sets, known_sets
-from core.config import SourcedConfig, load_config, load_known_gaps
-from core.eval.cases import load_cases
-from core.eval.fabrication_bench import Trial, run_fabrications
-from core.eval.fabrications import FAITHFUL
+from benchmarks.answerability_data import EvalSet, fabrication_trials, held_out_sets, known_sets
+from core.eval.fabrication_bench import Trial, right_share
 from training.reader.folds import fold_model
 
 KEEP: Final = 0.95
@@ -33,9 +30,7 @@ FLOORS: Final = [round(0.005 * n, 3) for n in range(0, 100)]
 
 def trials(eval_set: EvalSet, readers: Path) -> list[Trial]:
     os.environ["SOURCED_READER_PATH"] = str(fold_model(readers, eval_set.name))
-    config = load_config(eval_set.config) if eval_set.config else SourcedConfig()
-    gaps = config.gaps() + (load_known_gaps(eval_set.known_gaps) if eval_set.known_gaps else ())
-    return run_fabrications(kb=eval_set.kb, cases=load_cases(eval_set.cases), config=config, known_gaps=gaps).trials
+    return fabrication_trials(eval_set)
 
 
 def answered(trial: Trial, floor: float) -> bool:
@@ -44,16 +39,13 @@ def answered(trial: Trial, floor: float) -> bool:
     return reached_reader and bool(trial.readings) and min(trial.readings) >= floor
 
 
-def right_share(items: Sequence[Trial], floor: float, *, faithful: bool) -> float | None:
-    chosen = [t for t in items if (t.variant in FAITHFUL) == faithful]
-    if not chosen:
-        return None
-    return sum(answered(t, floor) == faithful for t in chosen) / len(chosen)
+def share_at(items: Sequence[Trial], floor: float, *, faithful: bool) -> float | None:
+    return right_share(items, lambda trial: answered(trial, floor), faithful=faithful)
 
 
 def fitted_floor(items: Sequence[Trial]) -> float:
     """The highest floor that keeps `KEEP` of the faithful answers."""
-    kept = [f for f in FLOORS if (right_share(items, f, faithful=True) or 0.0) >= KEEP]
+    kept = [f for f in FLOORS if (share_at(items, f, faithful=True) or 0.0) >= KEEP]
     return max(kept, default=0.0)
 
 
@@ -80,8 +72,8 @@ def main() -> None:
 
 def _row(name: str, floor: float, items: Sequence[Trial]) -> None:
     other = [t for t in items if t.variant == "other_question"]
-    cells = (right_share(items, floor, faithful=True), right_share(other, floor, faithful=False),
-             right_share(items, floor, faithful=False))
+    cells = (share_at(items, floor, faithful=True), share_at(other, floor, faithful=False),
+             share_at(items, floor, faithful=False))
     print(f"{name:10} {floor:6.3f} " + " ".join(f"{'-' if v is None else f'{v:.3f}':>{w}}"
                                                   for v, w in zip(cells, (14, 23, 21), strict=True)), flush=True)
 

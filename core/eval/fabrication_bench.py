@@ -56,6 +56,15 @@ class Trial:
         return self.kind == "answered"
 
 
+def right_share(trials: Sequence[Trial], answered: Callable[[Trial], bool], *, faithful: bool) -> float | None:
+    """The share of the faithful answers (`faithful`) or of the fabrications handled right, had each trial been
+    decided by `answered`: how a fitting script replays one run at another floor or margin. None without any."""
+    chosen = [t for t in trials if (t.variant in FAITHFUL) == faithful]
+    if not chosen:
+        return None
+    return sum(answered(t) == faithful for t in chosen) / len(chosen)
+
+
 @dataclass(kw_only=True)
 class FabricationReport:
     trials: list[Trial] = field(default_factory=list)

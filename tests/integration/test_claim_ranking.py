@@ -5,15 +5,17 @@ a true sentence of the right section that answers another question is refused; t
 import json
 import textwrap
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from core.application.answerability import shipped_model
+from core.application.answerability import AnswerabilityModel, shipped_model
 from core.application.claim_ranking import RANKED_FAR_BELOW
-from core.application.orchestrator import Question
+from core.application.orchestrator import AnswerabilityGate, Question
+from core.application.ports import AnswerModel
 from core.bootstrap import Sourced, bootstrap
 from core.config import Settings
 from core.domain import EVERYONE, Answered, Audience, Principal, Refused
@@ -58,23 +60,37 @@ class Script:
                            "refusal_reason": None, "claims": claims})
 
 
+@contextmanager
+def serving(tmp_path: Path, *, model: AnswerModel | None = None, gate: AnswerabilityGate | None = None,
+            answerability: AnswerabilityModel | None = None) -> Iterator[Sourced]:
+    """`PAGE` ingested into a fresh SQLite database behind the shipped defaults, answered by `model` (the
+    extractive model when None)."""
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "people.md").write_text(textwrap.dedent(PAGE), encoding="utf-8")
+    settings = Settings(database_url=f"sqlite:///{tmp_path}/sourced.db", answerability_gate=gate)
+    sourced = bootstrap(settings, model=model, answerability=answerability, progress=False)
+    try:
+        assert not sourced.ingestor.ingest(kb).errors
+        yield sourced
+    finally:
+        sourced.engine.dispose()
+
+
+@contextmanager
+def scripted(script: Script) -> Iterator[AnswerModel]:
+    """The real OpenAI-compatible adapter, talking to `script` on loopback."""
+    with ScriptedServer(script.respond) as server:
+        yield OpenAICompatModel(base_url=server.base_url, model="scripted", max_retries=0)
+
+
 @pytest.fixture(params=[None, "before_model"], ids=["gate after the model", "gate before the model"])
 def answering(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Sourced, Script]]:
     """A generative model behind the default gate (after it), and behind the gate an operator may put before it
     for a weak model: either way the model chose what to quote."""
     script = Script()
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "people.md").write_text(textwrap.dedent(PAGE), encoding="utf-8")
-    with ScriptedServer(script.respond) as server:
-        model = OpenAICompatModel(base_url=server.base_url, model="scripted", max_retries=0)
-        settings = Settings(database_url=f"sqlite:///{tmp_path}/sourced.db", answerability_gate=request.param)
-        sourced = bootstrap(settings, model=model, progress=False)
-        try:
-            assert not sourced.ingestor.ingest(kb).errors
-            yield sourced, script
-        finally:
-            sourced.engine.dispose()
+    with scripted(script) as model, serving(tmp_path, model=model, gate=request.param) as sourced:
+        yield sourced, script
 
 
 def ask(sourced: Sourced) -> Any:
@@ -115,15 +131,8 @@ def test_one_claim_that_answers_carries_a_second_true_claim_beside_it(answering:
 
 
 def test_the_extractive_model_is_not_checked_against_the_ranking_it_quotes(tmp_path: Path) -> None:
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "people.md").write_text(textwrap.dedent(PAGE), encoding="utf-8")
-    sourced = bootstrap(Settings(database_url=f"sqlite:///{tmp_path}/sourced.db"), progress=False)
-    try:
-        assert not sourced.ingestor.ingest(kb).errors
+    with serving(tmp_path) as sourced:
         outcome, evidence = ask(sourced)
-    finally:
-        sourced.engine.dispose()
 
     assert isinstance(outcome, Answered) and "18 weeks" in outcome.text
     assert evidence.claim_rank_gaps == ()
@@ -133,19 +142,9 @@ def test_a_ranker_without_a_fitted_margin_is_not_checked(tmp_path: Path) -> None
     """A refit not yet measured carries no margin: the gaps are recorded, nothing is refused on them."""
     script = Script()
     script.sentences = (OTHER,)
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "people.md").write_text(textwrap.dedent(PAGE), encoding="utf-8")
     unmeasured = replace(shipped_model(semantic=True), claim_rank_margin=None)
-    with ScriptedServer(script.respond) as server:
-        model = OpenAICompatModel(base_url=server.base_url, model="scripted", max_retries=0)
-        sourced = bootstrap(Settings(database_url=f"sqlite:///{tmp_path}/sourced.db"), model=model,
-                            answerability=unmeasured, progress=False)
-        try:
-            assert not sourced.ingestor.ingest(kb).errors
-            outcome, evidence = ask(sourced)
-        finally:
-            sourced.engine.dispose()
+    with scripted(script) as model, serving(tmp_path, model=model, answerability=unmeasured) as sourced:
+        outcome, evidence = ask(sourced)
 
     assert isinstance(outcome, Answered) and "coffee" in outcome.text
     [gap] = evidence.claim_rank_gaps

@@ -11,7 +11,7 @@ from typing import Final, Literal
 
 from core.text import numbers
 
-AnswerType = Literal["amount", "time", "occasion", "age", "count", "place", "person", "name", "phone", "any"]
+AnswerType = Literal["amount", "date", "time", "occasion", "age", "count", "place", "person", "name", "phone", "any"]
 
 _AUXILIARY: Final = (r"(?:is|are|was|were|am|do|does|did|can|could|should|must|will|would|may|might|shall|have|"
                      r"has)(?:n't)?")
@@ -39,9 +39,11 @@ _TYPE_CUES: Final[tuple[_Cue, ...]] = (
     # an age: a number of years of a person
     _Cue("age", re.compile(r"\b(until|from|at|by|before|after|under|over|of) what age\b|\bhow old\b", re.I),
          re.compile(r"\b(minimum|maximum|youngest|oldest) age\b", re.I)),
+    # a day of the calendar: "14 holidays a year" tells no date, "once a month" no day of the month
+    _Cue("date", re.compile(r"\b(what|which) dates?\b|\bwhat day of the (week|month|year)\b", re.I)),
     # a point or span of time, or a frequency
     _Cue("time", re.compile(r"\b(how long|how soon|how quickly|how fast|how far in advance|how early|how late|"
-                            r"how often|how frequently|by when|until when|what time|what day|which day|what date|"
+                            r"how often|how frequently|by when|until when|what time|what day|which day|"
                             r"how much (?:(?:advance|more|extra|work|working|study|prep|travel) )?"
                             r"(?:notice|warning|time)|how far ahead|how far back)\b", re.I),
          re.compile(rf"\b(deadline|lead time|time limit|last day|first day){_NOUN_END}", re.I)),
@@ -111,6 +113,19 @@ _TIME_WORDS: Final = re.compile(
     r"\b(?:in|since|from|until|till|during|circa) (?:the )?\d{3,4}\b", re.I)
 """Units, days, months and words of time, and years where a preposition says they are years ("in 1066",
 "since 2019") rather than amounts ("2000 employees")."""
+_MONTH: Final = re.compile(r"\b(January|February|March|April|May|June|July|August|September|October|November|"
+                           r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\b")
+"""Months as documents write them, capitalised: "may" the verb names no month."""
+_DATE: Final = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\b\d{1,2}(?:st|nd|rd|th)\b|"
+                          r"\b(mon|tues|wednes|thurs|fri|satur|sun|week)days?\b|\bweekends?\b", re.I)
+"""A calendar date, a day of the month ("the 25th") or a day of the week."""
+_RELATIVE_DATE: Final = re.compile(
+    r"\b(?:first|last|final|second|third|fourth|next|previous|same|following)\s+(?:\w+\s+)?(?:day|week)\b|"
+    r"\b(?:start|end|beginning|middle|close) of (?:the |each |every )?(?:week|month|quarter|year)\b|"
+    r"\bday of (?:the |each |every )?(?:week|month|quarter|year)\b|"
+    r"\b(?:within|after|before|no later than)\s+(?:\w+\s+){0,3}(?:days?|weeks?|months?)\b", re.I)
+"""A day fixed by a rule ("the last working day of the month", "within 30 days of the purchase"): a date too.
+Named days ("Christmas Day", "Good Friday") are capitalised inside a sentence, as names are."""
 _OCCASION_WORDS: Final = re.compile(r"\b(when|whenever|once|if|unless|upon|while|during|prior to|ahead of|"
                                     r"in advance|at the (?:same )?time|soon|early|late|later|now|today|tomorrow|"
                                     r"tonight|spring|summer|autumn|fall|winter|seasons?)\b", re.I)
@@ -141,12 +156,13 @@ _COUNT_STOP: Final = frozenset("do does did can could are is was were will would
 
 
 def asks_money(question: str) -> bool:
-    """A question that asks for a time or a count is not about a sum for mentioning pay or spending ("when do I
-    get paid?", "how much time can I spend on ...?", "how many times a year is pay reviewed?"); one that names
-    a sum's own word is ("what's the meal allowance and when is it paid?")."""
+    """A question that asks for a date, a time or a count is not about a sum for mentioning pay or spending
+    ("when do I get paid?", "how much time can I spend on ...?", "how many times a year is pay reviewed?"); one
+    that names a sum's own word is ("what's the meal allowance and when is it paid?")."""
     if _SUM_NAMED.search(question):
         return True
-    return bool(_MONEY_ASKED.search(question)) and expected_answer_type(question) not in {"time", "occasion", "count"}
+    return bool(_MONEY_ASKED.search(question)) and expected_answer_type(question) not in {
+        "date", "time", "occasion", "count"}
 
 
 def states_money(text: str) -> bool:
@@ -198,6 +214,7 @@ def has_answer_type(text: str, answer_type: AnswerType) -> bool:
         "amount": lambda: has_quantity(text),
         "count": lambda: has_quantity(text),
         "age": lambda: has_quantity(text),
+        "date": lambda: _states_date(text),
         "time": lambda: _states_time(text),
         "occasion": lambda: _states_time(text) or bool(_OCCASION_WORDS.search(text)),
         "phone": lambda: bool(_PHONE_LIKE.search(text)),
@@ -208,6 +225,11 @@ def has_answer_type(text: str, answer_type: AnswerType) -> bool:
     }
     check = checks.get(answer_type)
     return True if check is None else check()
+
+
+def _states_date(text: str) -> bool:
+    return bool(_DATE.search(text) or _MONTH.search(text) or _RELATIVE_DATE.search(text)
+                or _CAPITALISED_INSIDE.search(text))
 
 
 def _states_time(text: str) -> bool:

@@ -82,6 +82,38 @@ def test_a_year_is_a_time_where_a_preposition_makes_it_one() -> None:
     assert not has_answer_type("The campus has 2000 parking spaces.", "time")
 
 
+@pytest.mark.parametrize("question", [
+    "which dates is the office closed over the winter break?",
+    "until what date can I still enrol in the pension plan?",
+    "what day of the month do expense claims close?",
+])
+def test_a_question_for_a_date_wants_a_day_of_the_calendar(question: str) -> None:
+    assert expected_answer_type(question) == "date"
+    assert not asks_money("what date do I get paid?")
+
+
+@pytest.mark.parametrize(("statement", "states_a_date"), [
+    ("The office is closed from 24 December to 2 January.", True),
+    ("Enrolment closes on 2025-03-31.", True),
+    ("Claims close on the 20th, or the Friday before when it falls on a weekend.", True),
+    ("Claims close on the last working day of the month.", True),
+    ("Enrol within 60 days of your start date.", True),
+    ("The office closes for Christmas Day and Boxing Day.", True),  # a named day is a date
+    ("The office closes for 9 days over the winter break.", False),  # how long, not when
+    ("Claims are reviewed once a month by finance.", False),  # how often, not which day
+    ("You may enrol at any point.", False),  # "may" the verb names no month
+])
+def test_a_date_is_a_day_of_the_calendar_not_a_span_or_a_frequency(statement: str, states_a_date: bool) -> None:
+    assert has_answer_type(statement, "date") is states_a_date
+
+
+def test_a_statement_without_a_date_does_not_answer_which_dates() -> None:
+    rows = features_of("which dates is the office closed over the winter break?",
+                       "The office closes for 9 days over the winter break. It reopens on 3 January.")
+    span, reopening = rows
+    assert (span["typed_not_held"], reopening["typed_not_held"]) == (1.0, 0.0)
+
+
 def test_who_may_act_and_where_a_link_points_answer_who_and_where() -> None:
     assert has_answer_type("Anyone on the team can open an incident.", "person")
     assert has_answer_type("Once approved, you become responsible for the rollout.", "person")

@@ -105,14 +105,14 @@ _CAPITALISED_INSIDE: Final = re.compile(r"(?<=[a-z0-9,;:)] )[A-Z][A-Za-z0-9]+")
 """A capitalised word that does not start a sentence: a name."""
 _TIME_WORDS: Final = re.compile(
     r"\b(seconds|minutes?|hours?|days?|weeks?|months?|quarters?|years?|hrs?|mins?|weekdays?|weekends?|"
-    r"business days?|working days?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|"
-    r"march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|"
-    r"sept|oct|nov|dec|midnight|noon|immediately|same day|next day|annually|yearly|monthly|weekly|daily|"
-    r"quarterly|before|after|within|until|by|yrs?|decades?|centur(?:y|ies)|ago|as soon as|asap|"
+    r"business days?|working days?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"midnight|noon|immediately|same day|next day|annually|yearly|monthly|weekly|daily|"
+    r"quarterly|yrs?|decades?|centur(?:y|ies)|ago|as soon as|asap|"
     r"(?:start|end|beginning|middle) of)\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,4}0s\b|"
     r"\b(?:in|since|from|until|till|during|circa) (?:the )?\d{3,4}\b", re.I)
-"""Units, days, months and words of time, and years where a preposition says they are years ("in 1066",
-"since 2019") rather than amounts ("2000 employees")."""
+"""Units, days and words of time (months are `_MONTH`), and years where a preposition says they are years ("in 1066",
+"since 2019") rather than amounts ("2000 employees"). A preposition alone is no time: "add your notes before the
+meeting" does not say how long the meeting lasts (it says when, an occasion)."""
 _MONTH: Final = re.compile(r"\b(January|February|March|April|May|June|July|August|September|October|November|"
                            r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\b")
 """Months as documents write them, capitalised: "may" the verb names no month."""
@@ -126,7 +126,8 @@ _RELATIVE_DATE: Final = re.compile(
     r"\b(?:within|after|before|no later than)\s+(?:\w+\s+){0,3}(?:days?|weeks?|months?)\b", re.I)
 """A day fixed by a rule ("the last working day of the month", "within 30 days of the purchase"): a date too.
 Named days ("Christmas Day", "Good Friday") are capitalised inside a sentence, as names are."""
-_OCCASION_WORDS: Final = re.compile(r"\b(when|whenever|once|if|unless|upon|while|during|prior to|ahead of|"
+_OCCASION_WORDS: Final = re.compile(r"\b(when|whenever|once|if|unless|upon|while|during|before|after|until|"
+                                    r"prior to|ahead of|"
                                     r"in advance|at the (?:same )?time|soon|early|late|later|now|today|tomorrow|"
                                     r"tonight|spring|summer|autumn|fall|winter|seasons?)\b", re.I)
 """Besides a time, what answers "when": the event or condition that brings something about."""
@@ -233,4 +234,4 @@ def _states_date(text: str) -> bool:
 
 
 def _states_time(text: str) -> bool:
-    return bool(_TIME_WORDS.search(text) or _CLOCK_TIME.search(text))
+    return bool(_TIME_WORDS.search(text) or _MONTH.search(text) or _CLOCK_TIME.search(text))

@@ -114,6 +114,17 @@ def test_a_statement_without_a_date_does_not_answer_which_dates() -> None:
     assert (span["typed_not_held"], reopening["typed_not_held"]) == (1.0, 0.0)
 
 
+def test_a_preposition_or_the_verb_may_is_no_time() -> None:
+    assert not has_answer_type("Add your notes to the planning issue before the meeting.", "time")
+    assert has_answer_type("Add your notes to the planning issue before the meeting.", "occasion")  # it says when
+    assert not has_answer_type("You may bring a guest to the summer party.", "time")
+    assert has_answer_type("The summer party is in June.", "time")
+    assert has_answer_type("Send it by 17:00 on Friday.", "time")
+    [row] = features_of("how long does the planning meeting last?",
+                        "Add your notes to the planning issue before the meeting.")
+    assert row["typed_not_held"] == 1.0
+
+
 def test_who_may_act_and_where_a_link_points_answer_who_and_where() -> None:
     assert has_answer_type("Anyone on the team can open an incident.", "person")
     assert has_answer_type("Once approved, you become responsible for the rollout.", "person")

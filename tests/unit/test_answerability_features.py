@@ -132,12 +132,6 @@ def test_who_may_act_and_where_a_link_points_answer_who_and_where() -> None:
     assert has_answer_type("You can find the runbooks here.", "place")
 
 
-def test_a_name_after_a_dash_is_a_name() -> None:
-    assert has_answer_type("For outages, see the runbook \u2014 Facilities handles the building alarms.", "person")
-    assert has_answer_type("Badges: ask reception - Jordan prints them.", "person")
-    assert not has_answer_type("Badges are printed at the front desk - bring a photo card.", "name")
-
-
 def test_the_pronoun_it_never_names_a_person_but_the_acronym_it_does() -> None:
     assert not has_answer_type("Restart it and try again.", "person")
     assert has_answer_type("Ask IT to restart it.", "person")

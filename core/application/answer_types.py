@@ -40,7 +40,9 @@ _TYPE_CUES: Final[tuple[_Cue, ...]] = (
     _Cue("age", re.compile(r"\b(until|from|at|by|before|after|under|over|of) what age\b|\bhow old\b", re.I),
          re.compile(r"\b(minimum|maximum|youngest|oldest) age\b", re.I)),
     # a day of the calendar: "14 holidays a year" tells no date, "once a month" no day of the month
-    _Cue("date", re.compile(r"\b(what|which) dates?\b|\bwhat day of the (week|month|year)\b", re.I)),
+    _Cue("date", re.compile(r"\b(what|which) dates?\b|\b(what|which) day of (the )?(week|month|year)\b", re.I),
+         re.compile(rf"\b(due|cut-?off|start|end|closing|effective|expiry|expiration|renewal|payment|release|"
+                    rf"launch|target) date{_NOUN_END}", re.I)),
     # a point or span of time, or a frequency
     _Cue("time", re.compile(r"\b(how long|how soon|how quickly|how fast|how far in advance|how early|how late|"
                             r"how often|how frequently|by when|until when|what time|what day|which day|"
@@ -107,25 +109,38 @@ _TIME_WORDS: Final = re.compile(
     r"\b(seconds|minutes?|hours?|days?|weeks?|months?|quarters?|years?|hrs?|mins?|weekdays?|weekends?|"
     r"business days?|working days?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
     r"midnight|noon|immediately|same day|next day|annually|yearly|monthly|weekly|daily|"
-    r"quarterly|yrs?|decades?|centur(?:y|ies)|ago|as soon as|asap|"
+    r"quarterly|yrs?|decades?|centur(?:y|ies)|ago|as soon as|asap|eod|eow|cob|close of business|"
     r"(?:start|end|beginning|middle) of)\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,4}0s\b|"
-    r"\b(?:in|since|from|until|till|during|circa) (?:the )?\d{3,4}\b", re.I)
+    r"\b(?:in|since|from|until|till|during|circa) (?:the )?\d{3,4}\b|\b\d+\s?h\b", re.I)
 """Units, days and words of time (months are `_MONTH`), and years where a preposition says they are years ("in 1066",
 "since 2019") rather than amounts ("2000 employees"). A preposition alone is no time: "add your notes before the
 meeting" does not say how long the meeting lasts (it says when, an occasion)."""
-_MONTH: Final = re.compile(r"\b(January|February|March|April|May|June|July|August|September|October|November|"
-                           r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\b")
-"""Months as documents write them, capitalised: "may" the verb names no month."""
-_DATE: Final = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|\b\d{1,2}(?:st|nd|rd|th)\b|"
-                          r"\b(mon|tues|wednes|thurs|fri|satur|sun|week)days?\b|\bweekends?\b", re.I)
-"""A calendar date, a day of the month ("the 25th") or a day of the week."""
+_MONTH_NAMES: Final = "january|february|march|april|may|june|july|august|september|october|november|december"
+_MONTH: Final = re.compile(
+    r"\b(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|"
+    r"Jun|Jul|Aug|Sept?|Oct|Nov|Dec)\b|"
+    rf"\b(?:in|on|by|until|till|from|since|during|early|late|mid) (?:{_MONTH_NAMES})\b|"
+    rf"\b(?:{_MONTH_NAMES}) \d{{1,2}}\b|\b\d{{1,2}} (?:{_MONTH_NAMES})\b")
+"""A month as documents write it, capitalised, or as chat does beside a number or after a preposition ("in
+march", "march 25"): "may" the verb names no month."""
+_DATE: Final = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|"
+    r"\b\d{1,2}(?:st|nd|rd|th)\b(?!\s+(?:party|parties|floor|line|level|round|place|person|generation|edition|"
+    r"grade|time|times|attempt|stage|step|tier|version)\b)|"
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun|week)days?\b|\bweekends?\b", re.I)
+"""A calendar date, a day of the month ("the 25th", not "a 3rd party") or a day of the week. "24/7" and "1/2"
+are no dates: a numeric date has its year."""
+_NAMED_DAY: Final = re.compile(r"\b[A-Z][a-z]+(?:['\u2019]s)? (?:Day|Eve)\b|\b(?:Christmas|Easter|Thanksgiving|"
+                               r"New Year|Good Friday|Hanukkah|Diwali|Eid|Ramadan|Passover|Lunar New Year)\b")
+"""A day known by its name ("Boxing Day", "New Year's Eve", "Easter")."""
 _RELATIVE_DATE: Final = re.compile(
     r"\b(?:first|last|final|second|third|fourth|next|previous|same|following)\s+(?:\w+\s+)?(?:day|week)\b|"
     r"\b(?:start|end|beginning|middle|close) of (?:the |each |every )?(?:week|month|quarter|year)\b|"
     r"\bday of (?:the |each |every )?(?:week|month|quarter|year)\b|"
-    r"\b(?:within|after|before|no later than)\s+(?:\w+\s+){0,3}(?:days?|weeks?|months?)\b", re.I)
-"""A day fixed by a rule ("the last working day of the month", "within 30 days of the purchase"): a date too.
-Named days ("Christmas Day", "Good Friday") are capitalised inside a sentence, as names are."""
+    r"\b(?:within|after|before|no later than)\s+(?:\w+\s+){0,3}(?:days?|weeks?|months?)\s+(?:of|from|after|before)\b",
+    re.I)
+"""A day fixed by a rule: "the last working day of the month", "within 30 days of the purchase". A span alone
+("refunds take 5 business days") says how long, not when."""
 _OCCASION_WORDS: Final = re.compile(r"\b(when|whenever|once|if|unless|upon|while|during|before|after|until|"
                                     r"prior to|ahead of|"
                                     r"in advance|at the (?:same )?time|soon|early|late|later|now|today|tomorrow|"
@@ -209,7 +224,8 @@ def has_quantity(text: str) -> bool:
 
 
 def has_answer_type(text: str, answer_type: AnswerType) -> bool:
-    """Does the statement hold the kind of value asked for: a quantity, a time, a person, a place, a name?"""
+    """Does the statement hold the kind of value asked for: a quantity, a date, a time, a person, a place, a
+    name?"""
     named = bool(_CAPITALISED_INSIDE.search(text))
     checks = {
         "amount": lambda: has_quantity(text),
@@ -229,9 +245,8 @@ def has_answer_type(text: str, answer_type: AnswerType) -> bool:
 
 
 def _states_date(text: str) -> bool:
-    return bool(_DATE.search(text) or _MONTH.search(text) or _RELATIVE_DATE.search(text)
-                or _CAPITALISED_INSIDE.search(text))
+    return any(pattern.search(text) for pattern in (_DATE, _MONTH, _NAMED_DAY, _RELATIVE_DATE))
 
 
 def _states_time(text: str) -> bool:
-    return bool(_TIME_WORDS.search(text) or _MONTH.search(text) or _CLOCK_TIME.search(text))
+    return any(pattern.search(text) for pattern in (_TIME_WORDS, _CLOCK_TIME, _DATE, _MONTH, _NAMED_DAY))

@@ -86,22 +86,36 @@ def test_a_year_is_a_time_where_a_preposition_makes_it_one() -> None:
     "which dates is the office closed over the winter break?",
     "until what date can I still enrol in the pension plan?",
     "what day of the month do expense claims close?",
+    "which day of week is the team lunch",
+    "whats the cutoff date for the benefits window",  # a date's own noun, in a question that asks for it
 ])
 def test_a_question_for_a_date_wants_a_day_of_the_calendar(question: str) -> None:
     assert expected_answer_type(question) == "date"
+
+
+def test_a_date_question_is_not_about_money_and_a_yes_no_one_only_mentions_its_date() -> None:
     assert not asks_money("what date do I get paid?")
+    assert expected_answer_type("does the due date move if it falls on a holiday?") == "any"
+    assert expected_answer_type("how many days off do we get over the break?") == "count"
 
 
 @pytest.mark.parametrize(("statement", "states_a_date"), [
     ("The office is closed from 24 December to 2 January.", True),
     ("Enrolment closes on 2025-03-31.", True),
-    ("Claims close on the 20th, or the Friday before when it falls on a weekend.", True),
+    ("Enrolment closes on 3/31/2026.", True),
+    ("Claims close on the 20th.", True),  # an ordinal alone
+    ("Claims close on the Friday of each pay period.", True),
     ("Claims close on the last working day of the month.", True),
-    ("Enrol within 60 days of your start date.", True),
-    ("The office closes for Christmas Day and Boxing Day.", True),  # a named day is a date
+    ("Enrol within 60 days of your start date.", True),  # a span from an event fixes a day
+    ("The office closes for Boxing Day and New Year's Eve.", True),  # a named day
+    ("payroll runs on march 25", True),  # a month as chat writes it
     ("The office closes for 9 days over the winter break.", False),  # how long, not when
+    ("Refunds are processed within 5 business days.", False),  # a span alone
     ("Claims are reviewed once a month by finance.", False),  # how often, not which day
     ("You may enrol at any point.", False),  # "may" the verb names no month
+    ("Request time off in BambooHR.", False),  # a name is no date
+    ("The support desk is staffed 24/7.", False),  # no numeric date without its year
+    ("Our 3rd party processors sign a contract.", False),  # an ordinal of something else
 ])
 def test_a_date_is_a_day_of_the_calendar_not_a_span_or_a_frequency(statement: str, states_a_date: bool) -> None:
     assert has_answer_type(statement, "date") is states_a_date
@@ -118,11 +132,24 @@ def test_a_preposition_or_the_verb_may_is_no_time() -> None:
     assert not has_answer_type("Add your notes to the planning issue before the meeting.", "time")
     assert has_answer_type("Add your notes to the planning issue before the meeting.", "occasion")  # it says when
     assert not has_answer_type("You may bring a guest to the summer party.", "time")
-    assert has_answer_type("The summer party is in June.", "time")
-    assert has_answer_type("Send it by 17:00 on Friday.", "time")
     [row] = features_of("how long does the planning meeting last?",
                         "Add your notes to the planning issue before the meeting.")
     assert row["typed_not_held"] == 1.0
+
+
+@pytest.mark.parametrize("statement", [
+    "The summer party is in June.",
+    "the summer party is in june",
+    "Send it by 17:00 on Friday.",
+    "Send it by the 25th.",
+    "Send it by 3/15/2026.",
+    "Send it by EOD.",
+    "Report a lost laptop within 2h.",
+    "The office closes on Christmas Eve.",
+])
+def test_a_date_or_a_deadline_is_a_time_and_answers_when(statement: str) -> None:
+    assert has_answer_type(statement, "time")
+    assert has_answer_type(statement, "occasion")
 
 
 def test_who_may_act_and_where_a_link_points_answer_who_and_where() -> None:

@@ -96,7 +96,18 @@ def _read(text: str) -> tuple[dict[str, Any], ...]:
         fields = _fields(text, span)
         if len(fields["own"]) >= MIN_LENGTH:
             found.append(fields)
+    for fields, after in zip(found, [*found[1:], None], strict=True):
+        if fields["kind"] == "item" and fields["own"].endswith("?"):
+            fields["leads_in"] = after is not None and _continues(fields, after)
     return tuple(found)
+
+
+def _continues(item: dict[str, Any], after: dict[str, Any]) -> bool:
+    """An item asking a question leads into its answer, in the item or under it ("Is there a cheaper option?
+    Check first."); in a list of questions to consider, each item is a statement of its own, and so is a question
+    whose sub-items ask more questions."""
+    follows = after["block"] == item["block"] or after["context"] == f"{item['context']} {item['own']}".strip()
+    return follows and not after["own"].endswith("?")
 
 
 def _fields(text: str, span: StatementSpan) -> dict[str, Any]:

@@ -257,3 +257,33 @@ def test_a_table_nested_in_a_list_or_a_quote_keeps_its_header_and_links() -> Non
     (chunk,) = chunk_document(document(body))
     assert [(chunk.text[link.start:link.end], link.target) for link in chunk.links] == [
         ("Dublin", "https://wiki.example.com/dublin"), ("Asia", "https://wiki.example.com/asia")]
+
+
+def test_a_question_leads_into_its_answer_but_a_list_of_questions_to_ask_states_each() -> None:
+    body = """## Buying software
+
+Before you buy, ask the vendor:
+
+- Where is our data stored?
+- Who can see it?
+  - Support staff only, under contract.
+- Can we leave at any time? Check the notice period first.
+
+Renewing late? Tell finance a month ahead.
+"""
+    leads_in = {statement.own: statement.leads_in for statement in statements(body)}
+    assert leads_in == {
+        "Before you buy, ask the vendor:": True,
+        "Where is our data stored?": False,  # a question to ask, not one the page goes on to answer
+        "Who can see it?": True,  # its answer is nested under it
+        "Support staff only, under contract.": False,
+        "Can we leave at any time?": True,  # ... or follows in the item
+        "Check the notice period first.": False,
+        "Renewing late?": True,
+        "Tell finance a month ahead.": False,
+    }
+
+
+def test_a_question_with_more_questions_under_it_is_a_question_to_ask() -> None:
+    body = "## Renewals\n\n- Is the customer still active?\n  - Did they log in this month?\n"
+    assert [statement.leads_in for statement in statements(body)] == [False, False]

@@ -97,17 +97,23 @@ def _read(text: str) -> tuple[dict[str, Any], ...]:
         if len(fields["own"]) >= MIN_LENGTH:
             found.append(fields)
     for fields, after in zip(found, [*found[1:], None], strict=True):
-        if fields["kind"] == "item" and fields["own"].endswith("?"):
-            fields["leads_in"] = after is not None and _continues(fields, after)
+        if fields["own"].endswith("?"):
+            fields["leads_in"] = _answered_after(fields, after)
     return tuple(found)
 
 
-def _continues(item: dict[str, Any], after: dict[str, Any]) -> bool:
-    """An item asking a question leads into its answer, in the item or under it ("Is there a cheaper option?
-    Check first."); in a list of questions to consider, each item is a statement of its own, and so is a question
-    whose sub-items ask more questions."""
-    follows = after["block"] == item["block"] or after["context"] == f"{item['context']} {item['own']}".strip()
-    return follows and not after["own"].endswith("?")
+def _answered_after(question: dict[str, Any], after: dict[str, Any] | None) -> bool:
+    """A question leads into its answer, in its paragraph or item or under it ("Friday afternoon? Merge.");
+    questions to ask (a list of them, a question whose sub-items or next sentence ask more) each state
+    themselves. A paragraph's question leads into the next paragraph too, as a FAQ's does."""
+    if after is None:
+        return question["kind"] != "item"
+    if after["own"].endswith("?"):
+        return False
+    if question["kind"] != "item":
+        return True
+    return (after["block"] == question["block"]
+            or after["context"] == f"{question['context']} {question['own']}".strip())
 
 
 def _fields(text: str, span: StatementSpan) -> dict[str, Any]:

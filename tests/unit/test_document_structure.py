@@ -287,3 +287,15 @@ Renewing late? Tell finance a month ahead.
 def test_a_question_with_more_questions_under_it_is_a_question_to_ask() -> None:
     body = "## Renewals\n\n- Is the customer still active?\n  - Did they log in this month?\n"
     assert [statement.leads_in for statement in statements(body)] == [False, False]
+
+
+def test_a_paragraph_of_questions_to_ask_states_each_but_its_last_leads_into_the_answer() -> None:
+    body = ("## Buying software\n\nWhat problem does it solve? Who else uses it? Both decide the budget.\n\n"
+            "Can I expense a monitor?\n\nYes, up to $300.\n")
+    assert [(s.own, s.leads_in) for s in statements(body)] == [
+        ("What problem does it solve?", False),
+        ("Who else uses it?", True),
+        ("Both decide the budget.", False),
+        ("Can I expense a monitor?", True),  # a FAQ's question leads into the next paragraph
+        ("Yes, up to $300.", False),
+    ]

@@ -106,14 +106,14 @@ def _answered_after(question: dict[str, Any], after: dict[str, Any] | None) -> b
     """A question leads into its answer, in its paragraph or item or under it ("Friday afternoon? Merge.");
     questions to ask (a list of them, a question whose sub-items or next sentence ask more) each state
     themselves. A paragraph's question leads into the next paragraph too, as a FAQ's does."""
+    is_item = question["kind"] == "item"
     if after is None:
-        return question["kind"] != "item"
-    if after["own"].endswith("?"):
+        return not is_item
+    next_text: str = after["own"]
+    if next_text.endswith("?"):
         return False
-    if question["kind"] != "item":
-        return True
-    return (after["block"] == question["block"]
-            or after["context"] == f"{question['context']} {question['own']}".strip())
+    return not is_item or bool(after["block"] == question["block"]
+                                or after["context"] == f"{question['context']} {question['own']}".strip())
 
 
 def _fields(text: str, span: StatementSpan) -> dict[str, Any]:

@@ -97,23 +97,20 @@ def _read(text: str) -> tuple[dict[str, Any], ...]:
         if len(fields["own"]) >= MIN_LENGTH:
             found.append(fields)
     for fields, after in zip(found, [*found[1:], None], strict=True):
-        if fields["own"].endswith("?"):
-            fields["leads_in"] = _answered_after(fields, after)
+        if fields["kind"] == "item" and fields["own"].endswith("?"):
+            fields["leads_in"] = _answered_in_item(fields, after)
     return tuple(found)
 
 
-def _answered_after(question: dict[str, Any], after: dict[str, Any] | None) -> bool:
-    """A question leads into its answer, in its paragraph or item or under it ("Friday afternoon? Merge.");
-    questions to ask (a list of them, a question whose sub-items or next sentence ask more) each state
-    themselves. A paragraph's question leads into the next paragraph too, as a FAQ's does."""
-    is_item = question["kind"] == "item"
-    if after is None:
-        return not is_item
-    next_text: str = after["own"]
-    if next_text.endswith("?"):
+def _answered_in_item(question: dict[str, Any], after: dict[str, Any] | None) -> bool:
+    """An item asking a question leads into its answer, in the item or under it ("Is there a cheaper option?
+    Check first."); in a list of questions to ask, each item states itself, and so does a question whose
+    sub-items ask more questions. (A paragraph's question always leads in: "Paged at night? Who do you call?
+    Call the duty manager.")"""
+    if after is None or str(after["own"]).endswith("?"):
         return False
-    return not is_item or bool(after["block"] == question["block"]
-                                or after["context"] == f"{question['context']} {question['own']}".strip())
+    nested = after["context"] != question["context"] and str(after["context"]).endswith(question["own"])
+    return bool(after["block"] == question["block"] or nested)
 
 
 def _fields(text: str, span: StatementSpan) -> dict[str, Any]:

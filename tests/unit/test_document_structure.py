@@ -289,13 +289,18 @@ def test_a_question_with_more_questions_under_it_is_a_question_to_ask() -> None:
     assert [statement.leads_in for statement in statements(body)] == [False, False]
 
 
-def test_a_paragraph_of_questions_to_ask_states_each_but_its_last_leads_into_the_answer() -> None:
-    body = ("## Buying software\n\nWhat problem does it solve? Who else uses it? Both decide the budget.\n\n"
-            "Can I expense a monitor?\n\nYes, up to $300.\n")
+def test_a_paragraphs_questions_lead_in_and_an_items_question_whose_answer_is_nested_under_it_too() -> None:
+    body = ("## Buying software\n\nWhat should I ask a new vendor?\n\n- Where is our data stored?\n"
+            "- Who can see it?\n\nPaged at night? Who do you call? Call the duty manager.\n\n"
+            "## Travel\n\n- Taxis are rare. Can I expense one?\n  - Only after 22:00.\n")
     assert [(s.own, s.leads_in) for s in statements(body)] == [
-        ("What problem does it solve?", False),
-        ("Who else uses it?", True),
-        ("Both decide the budget.", False),
-        ("Can I expense a monitor?", True),  # a FAQ's question leads into the next paragraph
-        ("Yes, up to $300.", False),
+        ("What should I ask a new vendor?", True),  # it announces its list, as a colon does
+        ("Where is our data stored?", False),
+        ("Who can see it?", False),
+        ("Paged at night?", True),
+        ("Who do you call?", True),
+        ("Call the duty manager.", False),
+        ("Taxis are rare.", False),
+        ("Can I expense one?", True),  # the answer under it is read after the whole item
+        ("Only after 22:00.", False),
     ]

@@ -41,7 +41,7 @@ _TYPE_CUES: Final[tuple[_Cue, ...]] = (
          re.compile(r"\b(minimum|maximum|youngest|oldest) age\b", re.I)),
     # a day of the calendar: "14 holidays a year" tells no date, "once a month" no day of the month
     _Cue("date", re.compile(r"\b(what|which) dates?\b|\b(what|which) day of (the )?(week|month|year)\b", re.I),
-         re.compile(rf"\b(due|cut-?off|start|end|closing|effective|expiry|expiration|renewal|payment|release|"
+         re.compile(r"\b(due|cut-?off|start|end|closing|effective|expiry|expiration|renewal|payment|release|"
                     rf"launch|target) date{_NOUN_END}", re.I)),
     # a point or span of time, or a frequency
     _Cue("time", re.compile(r"\b(how long|how soon|how quickly|how fast|how far in advance|how early|how late|"
@@ -106,15 +106,15 @@ _PHONE_LIKE: Final = re.compile(r"\+?\d[\d ().-]{5,}\d")
 _CAPITALISED_INSIDE: Final = re.compile(r"(?<=[a-z0-9,;:)] )[A-Z][A-Za-z0-9]+")
 """A capitalised word that does not start a sentence: a name."""
 _TIME_WORDS: Final = re.compile(
-    r"\b(seconds|minutes?|hours?|days?|weeks?|months?|quarters?|years?|hrs?|mins?|weekdays?|weekends?|"
-    r"business days?|working days?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
-    r"midnight|noon|immediately|same day|next day|annually|yearly|monthly|weekly|daily|"
-    r"quarterly|yrs?|decades?|centur(?:y|ies)|ago|as soon as|asap|eod|eow|cob|close of business|"
-    r"(?:start|end|beginning|middle) of)\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,4}0s\b|"
+    r"\b(seconds|minutes?|hours?|days?|weeks?|months?|quarters?|years?|hrs?|mins?|"
+    r"business days?|working days?|midnight|noon|immediately|same day|next day|annually|yearly|monthly|weekly|"
+    r"daily|quarterly|yrs?|decades?|centur(?:y|ies)|ago|as soon as|asap|eod|eow|cob|close of business|"
+    r"(?:start|end|beginning|middle) of)\b|\b\d{1,4}0s\b|"
     r"\b(?:in|since|from|until|till|during|circa) (?:the )?\d{3,4}\b|\b\d+\s?h\b", re.I)
-"""Units, days and words of time (months are `_MONTH`), and years where a preposition says they are years ("in 1066",
-"since 2019") rather than amounts ("2000 employees"). A preposition alone is no time: "add your notes before the
-meeting" does not say how long the meeting lasts (it says when, an occasion)."""
+"""Units and words of time (dates, weekdays and months are `_DATE` and `_MONTH`), and years where a
+preposition says they are years ("in 1066", "since 2019") rather than amounts ("2000 employees"). A preposition
+alone is no time: "add your notes before the meeting" does not say how long it lasts (it says when, an
+occasion)."""
 _MONTH_NAMES: Final = "january|february|march|april|may|june|july|august|september|october|november|december"
 _MONTH: Final = re.compile(
     r"\b(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|"

@@ -352,16 +352,17 @@ def _without_heading(claim_text: str, heading: str) -> str:
 def _used_clauses(claim_text: str, evidence: str) -> list[str]:
     """The quote's clauses the claim restates: at least half of their content words are in the claim, or
     else the clauses that share the most words with it. A claim may restate part of its quote, and a
-    negation in a clause it leaves out is not its own."""
+    negation in a clause it leaves out is not its own. A clause without a content word is a reply to the
+    clause before it ("Can contractors bring a dog? No."): it is always read, so its "no" counts."""
     claim = set(content_stems(claim_text))
     clauses = facts.clauses(evidence)
     stems = [set(content_stems(clause)) for clause in clauses]
     used = [clause for clause, mine in zip(clauses, stems, strict=True) if mine and len(mine & claim) * 2 >= len(mine)]
-    if used:
-        return used
-    shared = [len(mine & claim) for mine in stems]
-    best = max(shared, default=0)
-    return [clause for clause, n in zip(clauses, shared, strict=True) if n == best and best > 0]
+    if not used:
+        shared = [len(mine & claim) for mine in stems]
+        best = max(shared, default=0)
+        used = [clause for clause, n in zip(clauses, shared, strict=True) if n == best and best > 0]
+    return [clause for clause, mine in zip(clauses, stems, strict=True) if clause in used or not mine]
 
 
 def _moved_value(claim_text: str, anchor: Anchor) -> str | None:

@@ -91,15 +91,23 @@ def statements_of(chunks: Sequence[RetrievedChunk]) -> list[Statement]:
 @lru_cache(maxsize=8192)
 def _read(text: str) -> tuple[dict[str, Any], ...]:
     """The statements of a chunk's text, read once per text: every question retrieving the chunk reads the same."""
-    found = []
+    found: list[dict[str, Any]] = []
     for span in statements(text):
         fields = _fields(text, span)
-        if len(fields["own"]) >= MIN_LENGTH:
+        if len(fields["own"]) >= MIN_LENGTH or _replies(fields, found[-1] if found else None):
             found.append(fields)
     for fields, after in zip(found, [*found[1:], None], strict=True):
         if fields["kind"] == "item" and fields["own"].endswith("?"):
             fields["leads_in"] = _answered_in_item(fields, after)
     return tuple(found)
+
+
+def _replies(short: dict[str, Any], before: dict[str, Any] | None) -> bool:
+    """A short reply ("No.", "Yes") to the question it is read after, nested under it or next in its paragraph
+    or item: too short for a statement of its own, it is the answer."""
+    after_question = str(short["context"]).endswith("?") or (
+        before is not None and before["block"] == short["block"] and str(before["own"]).endswith("?"))
+    return after_question and any(character.isalpha() for character in str(short["own"]))
 
 
 def _answered_in_item(question: dict[str, Any], after: dict[str, Any] | None) -> bool:

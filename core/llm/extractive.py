@@ -77,14 +77,41 @@ def answering_statements(assessment: Assessment, *, whole_units: bool = True) ->
         if (candidate.probability >= assessment.threshold and candidate.statement not in chosen
                 and not _about_something_else(candidate, best)):
             chosen.append(candidate.statement)
-    return sorted(chosen[:MAX_CLAIMS], key=lambda statement: statement.position)
+    chosen = chosen[:MAX_CLAIMS]
+    return sorted((s for s in chosen if not _read_before(s, chosen)), key=lambda statement: statement.position)
+
+
+def _read_before(statement: Statement, chosen: Sequence[Statement]) -> bool:
+    """Another chosen item is read after this statement's words, as its lead-in ("Can I keep my laptop? No, ...",
+    nested under the question): quoted on its own as well, the answer would say them twice."""
+    return any(f" {statement.own} " in f" {other.text[: len(other.text) - len(other.own)]}"
+               for other in chosen if other is not statement and other.kind == "item")
 
 
 def _about_something_else(candidate: Candidate, best: Candidate) -> bool:
     """Another row of the same table is another record ("Staff engineer" beside the asked "Senior engineer"),
-    and a statement that swaps the asked subject's modifier where the best keeps it is about another thing."""
+    another entry of a list of questions answers another question ("Who pays for repairs? The company ..."
+    beside the asked "Can contractors get a laptop?"), and a statement that swaps the asked subject's modifier
+    where the best keeps it is about another thing."""
     another_row = candidate.statement.row_key is not None and best.statement.row_key is not None
-    return another_row or candidate.features["modifier_replaced"] > best.features["modifier_replaced"]
+    return (another_row or _answers_another_question(candidate.statement, best.statement)
+            or candidate.features["modifier_replaced"] > best.features["modifier_replaced"])
+
+
+def _answers_another_question(candidate: Statement, best: Statement) -> bool:
+    asked = _question_of(candidate)
+    return bool(asked) and asked != _question_of(best) and asked not in best.text
+
+
+def _question_of(statement: Statement) -> str:
+    """The document's question a statement asks, is read after, or replies to in its paragraph or item ("Is
+    there a pet allowance? Yes."); '' when it answers none."""
+    of_chunk = split_statements(statement.chunk)
+    before = [s for s in of_chunk if s.block == statement.block and s.position == statement.position - 1]
+    for text in (statement.context, statement.own, *(s.own for s in before)):
+        if text.endswith("?"):
+            return text
+    return ""
 
 
 def _led_into(best: Candidate, same_chunk: Sequence[Candidate]) -> list[Statement]:

@@ -187,3 +187,55 @@ def test_the_newer_edition_answers_and_the_older_is_never_cited(tmp_path: Path) 
     assert isinstance(outcome, Answered), outcome
     assert "$60" in outcome.text and "$45" not in outcome.text
     assert {citation.passage.doc_id for citation in outcome.citations} == {"meals-2026"}
+
+
+def test_a_question_list_answer_says_its_question_once_and_no_other_entrys_answer(tmp_path: Path) -> None:
+    faq = ("---\ntitle: Parking\nowner: \"#facilities\"\n---\n# Parking questions\n\n"
+           "- Can visitors park in the staff garage?\n  - Only when reception has booked a visitor bay for them.\n"
+           "- Do we pay for parking at the train station?\n  - No, station parking is not reimbursed.\n"
+           "- Who hands out garage fobs?\n  - The facilities desk issues one fob per employee.\n")
+    app = bootstrap(Settings(database_url=f"sqlite:///{tmp_path / 'sourced.db'}"),
+                    config=SourcedConfig(default_owner="#help-desk"), progress=False)
+    assert not app.ingestor.ingest(write_kb(tmp_path / "kb", {"parking.md": faq})).errors
+
+    entries = {"can visitors park in the staff garage?": "reception has booked a visitor bay",
+               "do we pay for parking at the train station?": "station parking is not reimbursed"}
+    for question, answer in entries.items():
+        outcome = ask(app, question)
+
+        assert isinstance(outcome, Answered), outcome
+        assert answer in outcome.text
+        assert outcome.text.lower().count(question.removesuffix("?")) == 1  # the question, said once
+        others = [text for text in entries.values() if text != answer] + ["fob"]
+        assert not any(other in outcome.text for other in others), outcome.text  # no other entry's answer
+
+
+def test_an_items_sentences_read_before_its_nested_answer_are_said_once(tmp_path: Path) -> None:
+    travel = ("---\ntitle: Travel\nowner: \"#travel\"\n---\n# Travel\n\nGetting around on trips.\n\n"
+              "- Taxis are rare in most cities we visit. Can I expense one?\n"
+              "  - Only after 22:00 or when no train runs.\n- Trains are booked through the travel desk.\n")
+    app = bootstrap(Settings(database_url=f"sqlite:///{tmp_path / 'sourced.db'}"),
+                    config=SourcedConfig(default_owner="#help-desk"), progress=False)
+    assert not app.ingestor.ingest(write_kb(tmp_path / "kb", {"travel.md": travel})).errors
+
+    outcome = ask(app, "can I expense a taxi?")
+
+    assert isinstance(outcome, Answered), outcome
+    assert outcome.text.startswith("Taxis are rare in most cities we visit. Can I expense one? Only after 22:00")
+    assert outcome.text.count("Taxis are rare") == 1 and outcome.text.count("Can I expense one?") == 1
+
+
+def test_a_short_no_under_a_question_is_the_answer_and_another_entrys_yes_is_not(tmp_path: Path) -> None:
+    studio = ("---\ntitle: Studio rules\nowner: \"#studio\"\n---\n# Studio rules\n\n"
+              "The recording studio is shared by every team.\n\n"
+              "- Can interns book the recording studio on their own?\n  - No.\n"
+              "- Is there a studio allowance for podcast guests? Yes.\n")
+    app = bootstrap(Settings(database_url=f"sqlite:///{tmp_path / 'sourced.db'}"),
+                    config=SourcedConfig(default_owner="#help-desk"), progress=False)
+    assert not app.ingestor.ingest(write_kb(tmp_path / "kb", {"studio.md": studio})).errors
+
+    outcome = ask(app, "can interns book the recording studio on their own?")
+
+    assert isinstance(outcome, Answered), outcome
+    assert "Can interns book the recording studio on their own? No." in outcome.text
+    assert "Yes" not in outcome.text

@@ -173,6 +173,12 @@ def test_a_negation_in_a_clause_the_claim_leaves_out_is_not_its_own() -> None:
                                  quote=rule.text)
 
 
+def test_a_short_reply_to_a_documents_question_keeps_its_no() -> None:
+    faq = chunk("office#pets", "- Can contractors bring a dog to the office?\n  - No.\n").chunk
+    passes("Can contractors bring a dog to the office? No.", faq, quote="No.")
+    assert "negation flipped" in refused("Contractors can bring a dog to the office.", faq, quote="No.")
+
+
 def test_a_bound_turned_the_other_way_is_refused() -> None:
     quote = "Hotel stays are reimbursed up to **$180** per night."
     passes("Hotel stays are reimbursed at most $180 per night.", TRAVEL, quote=quote)

@@ -304,3 +304,17 @@ def test_a_paragraphs_questions_lead_in_and_an_items_question_whose_answer_is_ne
         ("Can I expense one?", True),  # the answer under it is read after the whole item
         ("Only after 22:00.", False),
     ]
+
+
+def test_a_short_reply_to_a_question_is_a_statement_and_nothing_else_that_short_is() -> None:
+    body = ("## Pets\n\n- Can contractors bring a dog?\n  - No.\n- Is there a pet allowance? Yes.\n"
+            "- Are cats welcome?\n  - Ok\n\nA.\n\nGuide dogs are welcome.\n")
+    assert [(s.text, s.leads_in) for s in statements(body)] == [
+        ("Can contractors bring a dog?", True),  # its answer is nested under it
+        ("Can contractors bring a dog? No.", False),
+        ("Is there a pet allowance?", True),
+        ("Yes.", False),
+        ("Are cats welcome?", True),
+        ("Are cats welcome? Ok", False),
+        ("Guide dogs are welcome.", False),  # "A." answers nothing: too short to state anything
+    ]

@@ -352,8 +352,9 @@ def _without_heading(claim_text: str, heading: str) -> str:
 def _used_clauses(claim_text: str, evidence: str) -> list[str]:
     """The quote's clauses the claim restates: at least half of their content words are in the claim, or
     else the clauses that share the most words with it. A claim may restate part of its quote, and a
-    negation in a clause it leaves out is not its own. A clause without a content word is a reply to the
-    clause before it ("Can contractors bring a dog? No."): it is always read, so its "no" counts."""
+    negation in a clause it leaves out is not its own. A clause without a content word after a question whose
+    every content word the claim says is its reply ("Can contractors bring a dog? No."), read with it so that
+    its "no" counts; so is such a clause the claim says word for word ("(not just for you)")."""
     claim = set(content_stems(claim_text))
     clauses = facts.clauses(evidence)
     stems = [set(content_stems(clause)) for clause in clauses]
@@ -362,7 +363,11 @@ def _used_clauses(claim_text: str, evidence: str) -> list[str]:
         shared = [len(mine & claim) for mine in stems]
         best = max(shared, default=0)
         used = [clause for clause, n in zip(clauses, shared, strict=True) if n == best and best > 0]
-    return [clause for clause, mine in zip(clauses, stems, strict=True) if clause in used or not mine]
+    said = f" {' '.join(words(claim_text))} "
+    replies = [index for index, mine in enumerate(stems) if not mine and (
+        f" {' '.join(words(clauses[index]))} " in said
+        or (index and clauses[index - 1].endswith("?") and stems[index - 1] <= claim))]
+    return [clause for index, clause in enumerate(clauses) if clause in used or index in replies]
 
 
 def _moved_value(claim_text: str, anchor: Anchor) -> str | None:

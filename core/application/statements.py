@@ -96,6 +96,8 @@ def _read(text: str) -> tuple[dict[str, Any], ...]:
         fields = _fields(text, span)
         if len(fields["own"]) >= MIN_LENGTH or _replies(fields, found[-1] if found else None):
             found.append(fields)
+    if not found:  # a chunk of markup or a lone "No." under a heading that asks
+        return ()
     for fields, after in zip(found, [*found[1:], None], strict=True):
         if fields["kind"] == "item" and fields["own"].endswith("?"):
             fields["leads_in"] = _answered_in_item(fields, after)
@@ -103,11 +105,11 @@ def _read(text: str) -> tuple[dict[str, Any], ...]:
 
 
 def _replies(short: dict[str, Any], before: dict[str, Any] | None) -> bool:
-    """A short reply ("No.", "Yes") to the question it is read after, nested under it or next in its paragraph
+    """A short reply ("No.", "Yes", "3.") to the question it is read after, nested under it or next in its paragraph
     or item: too short for a statement of its own, it is the answer."""
     after_question = str(short["context"]).endswith("?") or (
         before is not None and before["block"] == short["block"] and str(before["own"]).endswith("?"))
-    return after_question and any(character.isalpha() for character in str(short["own"]))
+    return after_question and any(character.isalnum() for character in str(short["own"]))
 
 
 def _answered_in_item(question: dict[str, Any], after: dict[str, Any] | None) -> bool:

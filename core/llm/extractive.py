@@ -9,6 +9,7 @@ when the best is an item of a list or its lead-in, the list.
 
 import json
 from collections.abc import Sequence
+from itertools import takewhile
 from typing import Final
 
 from core.application.answerability import Assessment, Candidate, assess
@@ -99,6 +100,7 @@ def _about_something_else(candidate: Candidate, best: Candidate) -> bool:
 
 
 def _answers_another_question(candidate: Statement, best: Statement) -> bool:
+    """The candidate asks, is read after or replies to another of the document's questions than the best."""
     asked = _question_of(candidate)
     return bool(asked) and asked != _question_of(best) and asked not in best.text
 
@@ -106,20 +108,23 @@ def _answers_another_question(candidate: Statement, best: Statement) -> bool:
 def _question_of(statement: Statement) -> str:
     """The document's question a statement asks, is read after, or replies to in its paragraph or item ("Is
     there a pet allowance? Yes."); '' when it answers none."""
-    of_chunk = split_statements(statement.chunk)
-    before = [s for s in of_chunk if s.block == statement.block and s.position == statement.position - 1]
-    for text in (statement.context, statement.own, *(s.own for s in before)):
+    before = split_statements(statement.chunk)[statement.position - 1] if statement.position else None
+    replied = before.own if before is not None and before.block == statement.block else ""
+    for text in (statement.context, statement.own, replied):
         if text.endswith("?"):
             return text
     return ""
 
 
 def _led_into(best: Candidate, same_chunk: Sequence[Candidate]) -> list[Statement]:
+    """The statements after a lead-in, up to the next of the document's questions ("Can I bring my dog? No.
+    Can I bring my cat? Yes.")."""
     if not best.statement.leads_in:
         return []
     following = sorted((c.statement for c in same_chunk if c.statement.position > best.statement.position),
                        key=lambda statement: statement.position)
-    return following[: MAX_CLAIMS - 1]
+    led = list(takewhile(lambda statement: not _answers_another_question(statement, best.statement), following))
+    return led[: MAX_CLAIMS - 1]
 
 
 def _same_block(best: Candidate, same_chunk: Sequence[Candidate]) -> list[Statement]:

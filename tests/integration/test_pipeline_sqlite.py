@@ -239,3 +239,20 @@ def test_a_short_no_under_a_question_is_the_answer_and_another_entrys_yes_is_not
     assert isinstance(outcome, Answered), outcome
     assert "Can interns book the recording studio on their own? No." in outcome.text
     assert "Yes" not in outcome.text
+
+
+def test_a_paragraphs_question_is_answered_by_its_reply_and_a_lone_reply_under_a_heading_breaks_nothing(
+        tmp_path: Path) -> None:
+    pets = ("---\ntitle: Pets\nowner: \"#office\"\n---\n# Pets\n\n## Can I bring my hamster to the office?\n\nNo.\n\n"
+            "## Visiting pets\n\nCan I bring my dog to the office on Fridays? No.\n\n"
+            "Can I bring my cat to the office on Fridays? Yes.\n")
+    app = bootstrap(Settings(database_url=f"sqlite:///{tmp_path / 'sourced.db'}"),
+                    config=SourcedConfig(default_owner="#help-desk"), progress=False)
+    assert not app.ingestor.ingest(write_kb(tmp_path / "kb", {"pets.md": pets})).errors
+
+    dog = ask(app, "can I bring my dog to the office on fridays?")
+    hamster = ask(app, "can I bring my hamster to the office?")  # a chunk whose one line is "No."
+
+    assert isinstance(dog, Answered), dog
+    assert dog.text == "Can I bring my dog to the office on Fridays? [1] No. [1]"
+    assert isinstance(hamster, Answered | Refused)

@@ -179,6 +179,21 @@ def test_a_short_reply_to_a_documents_question_keeps_its_no() -> None:
     assert "negation flipped" in refused("Contractors can bring a dog to the office.", faq, quote="No.")
 
 
+def test_a_negation_without_content_words_is_the_claims_when_it_says_it_word_for_word() -> None:
+    outage = chunk("status#outage", "- The booking site being unreachable (not just for you)\n").chunk
+    passes("The booking site being unreachable (not just for you)", outage,
+           quote="The booking site being unreachable (not just for you)")
+
+
+@pytest.mark.parametrize(("text", "claim"), [
+    ("Can I bring my dog? No. Guide dogs are welcome.", "Guide dogs are not welcome."),
+    ("- Can I bring my dog?\n  - No. Guide dogs are welcome.", "Guide dogs are not welcome."),
+    ("Staff may work from home (or not).", "Staff may not work from home."),
+])
+def test_a_reply_is_no_negation_of_a_claim_that_does_not_ask_its_question(text: str, claim: str) -> None:
+    assert "negation flipped" in refused(claim, chunk("office#rules", text).chunk)
+
+
 def test_a_bound_turned_the_other_way_is_refused() -> None:
     quote = "Hotel stays are reimbursed up to **$180** per night."
     passes("Hotel stays are reimbursed at most $180 per night.", TRAVEL, quote=quote)

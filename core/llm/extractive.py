@@ -9,7 +9,6 @@ when the best is an item of a list or its lead-in, the list.
 
 import json
 from collections.abc import Sequence
-from itertools import takewhile
 from typing import Final
 
 from core.application.answerability import Assessment, Candidate, assess
@@ -117,14 +116,20 @@ def _question_of(statement: Statement) -> str:
 
 
 def _led_into(best: Candidate, same_chunk: Sequence[Candidate]) -> list[Statement]:
-    """The statements after a lead-in, up to the next of the document's questions ("Can I bring my dog? No.
-    Can I bring my cat? Yes.")."""
+    """The statements after a lead-in: a chain of questions and its answer ("Paged at night? Who do you call?
+    Call the duty manager."), but not the next of the document's questions once one is answered ("Can I bring
+    my dog? No. Can I bring my cat? Yes.")."""
     if not best.statement.leads_in:
         return []
     following = sorted((c.statement for c in same_chunk if c.statement.position > best.statement.position),
                        key=lambda statement: statement.position)
-    led = list(takewhile(lambda statement: not _answers_another_question(statement, best.statement), following))
-    return led[: MAX_CLAIMS - 1]
+    led: list[Statement] = []
+    for statement in following[: MAX_CLAIMS - 1]:
+        answered = any(not s.own.endswith("?") for s in led)
+        if answered and _answers_another_question(statement, best.statement):
+            break
+        led.append(statement)
+    return led
 
 
 def _same_block(best: Candidate, same_chunk: Sequence[Candidate]) -> list[Statement]:

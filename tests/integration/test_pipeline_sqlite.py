@@ -256,3 +256,17 @@ def test_a_paragraphs_question_is_answered_by_its_reply_and_a_lone_reply_under_a
     assert isinstance(dog, Answered), dog
     assert dog.text == "Can I bring my dog to the office on Fridays? [1] No. [1]"
     assert isinstance(hamster, Answered | Refused)
+
+
+def test_a_chain_of_questions_leads_into_its_answer(tmp_path: Path) -> None:
+    rota = ("---\ntitle: On call\nowner: \"#ops\"\n---\n# On call\n\n"
+            "Paged at night? Who do you call? Call the duty manager on the rota.\n\n"
+            "Working late on Sundays? Log it as overtime.\n")
+    app = bootstrap(Settings(database_url=f"sqlite:///{tmp_path / 'sourced.db'}"),
+                    config=SourcedConfig(default_owner="#help-desk"), progress=False)
+    assert not app.ingestor.ingest(write_kb(tmp_path / "kb", {"rota.md": rota})).errors
+
+    outcome = ask(app, "who do I call when paged at night?")
+
+    assert isinstance(outcome, Answered), outcome
+    assert "Call the duty manager on the rota." in outcome.text and "overtime" not in outcome.text

@@ -83,6 +83,14 @@ def sourced(tmp_path: Path, kb: Path) -> Sourced:
     return app
 
 
+def one_document_kb(tmp_path: Path, name: str, body: str) -> Sourced:
+    """The shipped defaults with a knowledge base of one document, ingested without errors."""
+    app = bootstrap(Settings(database_url=f"sqlite:///{tmp_path / 'sourced.db'}"),
+                    config=SourcedConfig(default_owner="#help-desk"), progress=False)
+    assert not app.ingestor.ingest(write_kb(tmp_path / "kb", {name: body})).errors
+    return app
+
+
 def ask(sourced: Sourced, text: str, principal: Principal = STAFF) -> Answered | Refused:
     outcome = sourced.orchestrator.ask(Question(text=text, principal=principal,
                                                 audience=Audience.only(principal)))
@@ -194,9 +202,7 @@ def test_a_question_list_answer_says_its_question_once_and_no_other_entrys_answe
            "- Can visitors park in the staff garage?\n  - Only when reception has booked a visitor bay for them.\n"
            "- Do we pay for parking at the train station?\n  - No, station parking is not reimbursed.\n"
            "- Who hands out garage fobs?\n  - The facilities desk issues one fob per employee.\n")
-    app = bootstrap(Settings(database_url=f"sqlite:///{tmp_path / 'sourced.db'}"),
-                    config=SourcedConfig(default_owner="#help-desk"), progress=False)
-    assert not app.ingestor.ingest(write_kb(tmp_path / "kb", {"parking.md": faq})).errors
+    app = one_document_kb(tmp_path, "parking.md", faq)
 
     entries = {"can visitors park in the staff garage?": "reception has booked a visitor bay",
                "do we pay for parking at the train station?": "station parking is not reimbursed"}
@@ -214,9 +220,7 @@ def test_an_items_sentences_read_before_its_nested_answer_are_said_once(tmp_path
     travel = ("---\ntitle: Travel\nowner: \"#travel\"\n---\n# Travel\n\nGetting around on trips.\n\n"
               "- Taxis are rare in most cities we visit. Can I expense one?\n"
               "  - Only after 22:00 or when no train runs.\n- Trains are booked through the travel desk.\n")
-    app = bootstrap(Settings(database_url=f"sqlite:///{tmp_path / 'sourced.db'}"),
-                    config=SourcedConfig(default_owner="#help-desk"), progress=False)
-    assert not app.ingestor.ingest(write_kb(tmp_path / "kb", {"travel.md": travel})).errors
+    app = one_document_kb(tmp_path, "travel.md", travel)
 
     outcome = ask(app, "can I expense a taxi?")
 
@@ -230,9 +234,7 @@ def test_a_short_no_under_a_question_is_the_answer_and_another_entrys_yes_is_not
               "The recording studio is shared by every team.\n\n"
               "- Can interns book the recording studio on their own?\n  - No.\n"
               "- Is there a studio allowance for podcast guests? Yes.\n")
-    app = bootstrap(Settings(database_url=f"sqlite:///{tmp_path / 'sourced.db'}"),
-                    config=SourcedConfig(default_owner="#help-desk"), progress=False)
-    assert not app.ingestor.ingest(write_kb(tmp_path / "kb", {"studio.md": studio})).errors
+    app = one_document_kb(tmp_path, "studio.md", studio)
 
     outcome = ask(app, "can interns book the recording studio on their own?")
 
@@ -246,9 +248,7 @@ def test_a_paragraphs_question_is_answered_by_its_reply_and_a_lone_reply_under_a
     pets = ("---\ntitle: Pets\nowner: \"#office\"\n---\n# Pets\n\n## Can I bring my hamster to the office?\n\nNo.\n\n"
             "## Visiting pets\n\nCan I bring my dog to the office on Fridays? No.\n\n"
             "Can I bring my cat to the office on Fridays? Yes.\n")
-    app = bootstrap(Settings(database_url=f"sqlite:///{tmp_path / 'sourced.db'}"),
-                    config=SourcedConfig(default_owner="#help-desk"), progress=False)
-    assert not app.ingestor.ingest(write_kb(tmp_path / "kb", {"pets.md": pets})).errors
+    app = one_document_kb(tmp_path, "pets.md", pets)
 
     dog = ask(app, "can I bring my dog to the office on fridays?")
     hamster = ask(app, "can I bring my hamster to the office?")  # a chunk whose one line is "No."
@@ -262,9 +262,7 @@ def test_a_chain_of_questions_leads_into_its_answer(tmp_path: Path) -> None:
     rota = ("---\ntitle: On call\nowner: \"#ops\"\n---\n# On call\n\n"
             "Paged at night? Who do you call? Call the duty manager on the rota.\n\n"
             "Working late on Sundays? Log it as overtime.\n")
-    app = bootstrap(Settings(database_url=f"sqlite:///{tmp_path / 'sourced.db'}"),
-                    config=SourcedConfig(default_owner="#help-desk"), progress=False)
-    assert not app.ingestor.ingest(write_kb(tmp_path / "kb", {"rota.md": rota})).errors
+    app = one_document_kb(tmp_path, "rota.md", rota)
 
     outcome = ask(app, "who do I call when paged at night?")
 

@@ -9,7 +9,7 @@ after its lead-ins word for word; when the cited passage has items of that list 
 says how many, so part of a list is not shown as all of it that the passage holds.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Final
@@ -42,7 +42,8 @@ def answer_text(claims: Sequence[Claim], anchors: Sequence[Anchor]) -> str:
                             key=lambda triple: None if triple[2] is None else triple[2].key):
         run_claims = list(run)
         if key is None or len(run_claims) < 2:  # one item is said as it is
-            lines.extend((f"{' '.join(claim.text.split())} {_markers(claim)}", False) for claim, _, _ in run_claims)
+            lines.extend((f"{_unrepeated(claim, anchor, lines, of_chunk)} {_markers(claim)}", False)
+                         for claim, anchor, _ in run_claims)
             continue
         first = run_claims[0][2]
         assert first is not None
@@ -55,6 +56,20 @@ def answer_text(claims: Sequence[Claim], anchors: Sequence[Anchor]) -> str:
         if unclaimed:
             lines.append((f"{BULLET} {unclaimed} more in the source {_markers(run_claims[-1][0])}", True))
     return _joined(lines)
+
+
+def _unrepeated(claim: Claim, anchor: Anchor, lines: Sequence[tuple[str, bool]],
+                of_chunk: Mapping[str, Sequence[Statement]]) -> str:
+    """The claim's words, without the question it is read after when an earlier line says that question
+    already ("Can I sell leave back? Yes." then "The rate is your daily pay.", not the question twice)."""
+    said = " ".join(claim.text.split())
+    statement = (_statement_at(of_chunk[anchor.chunk.chunk_id], anchor.statements[0].start)
+                 if len(anchor.statements) == 1 else None)
+    lead_in = _lead_in(statement) if statement is not None else ""
+    said_before = any(line.startswith(lead_in + " ") for line, in_list in lines if not in_list)
+    if lead_in and said.startswith(lead_in + " ") and said_before:
+        return said[len(lead_in):].strip()
+    return said
 
 
 def _joined(lines: Sequence[tuple[str, bool]]) -> str:
@@ -74,7 +89,7 @@ def _listed(claim: Claim, anchor: Anchor, of_chunk: Sequence[Statement]) -> _Lis
         return None
     statement = _statement_at(of_chunk, anchor.statements[0].start)
     items = list_items(statement, of_chunk) if statement is not None else []
-    if statement is None or not items:
+    if statement is None or len({item.block for item in items}) < 2:  # one item is no list: said as prose
         return None
     return _Listed(key=(anchor.chunk.chunk_id, items[0].block), lead_in=_lead_in(statement),
                    item=statement.block, items=frozenset(item.block for item in items))

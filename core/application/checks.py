@@ -31,7 +31,7 @@ from core.application.quotes import (
     MAX_STATEMENTS,
     Span,
     Statement,
-    locate,
+    occurrences,
     plain,
     quoted_text,
     spanned,
@@ -124,7 +124,7 @@ def claim_support(claim: EnvelopeClaim, cited: Sequence[RetrievedChunk], *,
     as its quote is: a model's Markdown link is its words, never its target's numbers."""
     claim_text = plain(claim.text)
     if claim.quote is not None and claim.quote.strip():
-        anchor = quoted_anchor(claim.quote, cited)
+        anchor = quoted_anchor(claim.quote, claim_text, cited)
         if anchor is None:
             return Unsupported(reason="quote not found in the cited chunk")
         if len(anchor.statements) > MAX_STATEMENTS:
@@ -142,13 +142,15 @@ def claim_support(claim: EnvelopeClaim, cited: Sequence[RetrievedChunk], *,
     return Supported(anchor=anchor, tier=_tier(claim_text, anchor, similarity))
 
 
-def quoted_anchor(quote: str, cited: Sequence[RetrievedChunk]) -> Anchor | None:
-    """Where the quote stands in the first cited chunk that holds it."""
+def quoted_anchor(quote: str, claim_text: str, cited: Sequence[RetrievedChunk]) -> Anchor | None:
+    """Where the quote stands in the first cited chunk that holds it. Where it stands there more than once
+    ("Yes." replying to two questions), the place whose reading holds most of the claim: each reads the same
+    words of the document, after what they reply to."""
     for chunk in cited:
-        span = locate(quote, chunk.text)
-        if span is not None:
-            return Anchor(chunk=chunk, span=span, statements=tuple(spanned(statements(chunk.text), span)),
-                          given=True)
+        anchors = [Anchor(chunk=chunk, span=span, statements=tuple(spanned(statements(chunk.text), span)), given=True)
+                   for span in occurrences(quote, chunk.text)]
+        if anchors:
+            return max(anchors, key=lambda anchor: _alignment(claim_text, anchor))
     return None
 
 

@@ -96,23 +96,33 @@ def _visible(line: str, offset: int, *, fold: bool) -> Iterator[tuple[str, int]]
 
 
 def locate(quote: str, text: str) -> Span | None:
-    """Where the quote stands in `text` (offsets into `text`), markup aside; None when it does not."""
+    """Where the quote first stands in `text` (offsets into `text`), markup aside; None when it does not."""
+    found = occurrences(quote, text)
+    return found[0] if found else None
+
+
+def occurrences(quote: str, text: str) -> list[Span]:
+    """Every place the quote stands in `text`, markup aside, in order ("Yes." may answer two questions)."""
     wanted = normalise(_ELLIPSIS.sub("", quote.strip(_QUOTE_EDGES))).text
     if not wanted:
-        return None
+        return []
     haystack = normalise(text)
     for candidate in dict.fromkeys((wanted, wanted.rstrip(".;,:"))):
-        found = _find(candidate, haystack.text)
-        if found >= 0:
-            return Span(start=haystack.origin[found], end=haystack.origin[found + len(candidate) - 1] + 1)
-    return None
+        spans = []
+        found = _find(candidate, haystack.text, 0)
+        while found >= 0:
+            spans.append(Span(start=haystack.origin[found], end=haystack.origin[found + len(candidate) - 1] + 1))
+            found = _find(candidate, haystack.text, found + 1)
+        if spans:
+            return spans
+    return []
 
 
-def _find(wanted: str, haystack: str) -> int:
-    found = haystack.find(wanted)
+def _find(wanted: str, haystack: str, start: int) -> int:
+    found = haystack.find(wanted, start)
     if found < 0 and wanted[0].isalpha():
         for first in (wanted[0].lower(), wanted[0].upper()):
-            found = haystack.find(first + wanted[1:])
+            found = haystack.find(first + wanted[1:], start)
             if found >= 0:
                 break
     return found

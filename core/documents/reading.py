@@ -401,11 +401,27 @@ def _item(line: str, start: int, item: re.Match[str], state: _State) -> Iterator
 
 
 def _prose(line: str, start: int, *, kind: StatementKind, context: str, skip: int) -> Iterator[StatementSpan]:
+    """The sentences of a paragraph or item. A sentence that replies to a question of its own paragraph or item
+    is read after it, as a nested item is read after its parent ("Can I carry over leave days? No, they
+    lapse."): alone, "No, they lapse" would not say what lapses, and it would answer any question nearby."""
     body = line[skip:].rstrip()
     lead = len(body) - len(body.lstrip())
     at = start + skip + lead
+    asked: list[str] = []
+    replied = False
     for begin, end in sentence_spans(body.strip()):
-        yield StatementSpan(start=at + begin, end=at + end, kind=kind, context=context)
+        sentence = body.strip()[begin:end]
+        if _asks(sentence):
+            asked, replied = ([] if replied else asked) + [sentence], False
+            read = context
+        else:
+            replied = bool(asked)
+            read = read_with([context, *asked])
+        yield StatementSpan(start=at + begin, end=at + end, kind=kind, context=read)
+
+
+def _asks(sentence: str) -> bool:
+    return sentence.rstrip("*_\"')\u201d\u2019 ").endswith("?")
 
 
 def read_with(context: Sequence[str]) -> str:

@@ -85,7 +85,7 @@ def _read_before(statement: Statement, chosen: Sequence[Statement]) -> bool:
     """Another chosen item is read after this statement's words, as its lead-in ("Can I keep my laptop? No, ...",
     nested under the question): quoted on its own as well, the answer would say them twice."""
     return any(f" {statement.own} " in f" {other.text[: len(other.text) - len(other.own)]}"
-               for other in chosen if other is not statement and other.kind == "item")
+               for other in chosen if other is not statement)
 
 
 def _about_something_else(candidate: Candidate, best: Candidate) -> bool:
@@ -105,11 +105,10 @@ def _answers_another_question(candidate: Statement, best: Statement) -> bool:
 
 
 def _question_of(statement: Statement) -> str:
-    """The document's question a statement asks, is read after, or replies to in its paragraph or item ("Is
-    there a pet allowance? Yes."); '' when it answers none."""
-    before = split_statements(statement.chunk)[statement.position - 1] if statement.position else None
-    replied = before.own if before is not None and before.block == statement.block else ""
-    for text in (statement.context, statement.own, replied):
+    """The document's question a statement asks or is read after ("Is there a pet allowance? Yes."); '' when
+    it answers none."""
+    read_after = statement.text[: len(statement.text) - len(statement.own)].strip()
+    for text in (read_after, statement.own):
         if text.endswith("?"):
             return text
     return ""

@@ -254,7 +254,7 @@ def test_a_paragraphs_question_is_answered_by_its_reply_and_a_lone_reply_under_a
     hamster = ask(app, "can I bring my hamster to the office?")  # a chunk whose one line is "No."
 
     assert isinstance(dog, Answered), dog
-    assert dog.text == "Can I bring my dog to the office on Fridays? [1] No. [1]"
+    assert dog.text == "Can I bring my dog to the office on Fridays? No. [1]"  # the reply read after its question
     assert isinstance(hamster, Answered | Refused)
 
 
@@ -268,3 +268,20 @@ def test_a_chain_of_questions_leads_into_its_answer(tmp_path: Path) -> None:
 
     assert isinstance(outcome, Answered), outcome
     assert "Call the duty manager on the rota." in outcome.text and "overtime" not in outcome.text
+
+
+def test_a_reply_on_its_questions_line_answers_that_question_and_says_it_once(tmp_path: Path) -> None:
+    leave = ("---\ntitle: Leave questions\nowner: \"#people-ops\"\n---\n# Leave questions\n\n"
+             "- Can I carry over unused leave days? No, they lapse at the end of March each year.\n"
+             "- Can I sell back unused leave days? Yes, up to five days a year at your daily rate.\n"
+             "- Who approves leave requests? Your line manager approves them in the HR portal.\n\n"
+             "Can I take leave during my notice period? Yes. Your manager signs it off first.\n")
+    app = one_document_kb(tmp_path, "leave.md", leave)
+
+    carry_over = ask(app, "can I carry over unused leave days?")
+    notice = ask(app, "can I take leave during my notice period?")
+
+    assert isinstance(carry_over, Answered), carry_over
+    assert "they lapse at the end of March" in carry_over.text and "five days" not in carry_over.text
+    assert isinstance(notice, Answered), notice
+    assert notice.text == ("Can I take leave during my notice period? Yes. [1] Your manager signs it off first. [1]")

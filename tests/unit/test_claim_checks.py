@@ -185,6 +185,15 @@ def test_a_negation_without_content_words_is_the_claims_when_it_says_it_word_for
            quote="The booking site being unreachable (not just for you)")
 
 
+def test_a_reply_the_chunk_says_twice_is_read_after_the_question_the_claim_asks() -> None:
+    studio = chunk("studio#rules", "- Can interns book the studio alone? No.\n"
+                                   "- Can guests book the studio? Yes, with a host.\n"
+                                   "- Can guests use the lounge? No.\n").chunk
+    lounge = passes("Can guests use the lounge? No.", studio, quote="No.")
+    assert lounge.anchor.span.start == studio.text.rindex("No.")  # the lounge's "No.", not the interns'
+    assert "negation flipped" in refused("Guests can use the lounge.", studio, quote="No.")
+
+
 @pytest.mark.parametrize(("text", "claim"), [
     ("Can I bring my dog? No. Guide dogs are welcome.", "Guide dogs are not welcome."),
     ("- Can I bring my dog?\n  - No. Guide dogs are welcome.", "Guide dogs are not welcome."),

@@ -306,6 +306,28 @@ def test_a_paragraphs_questions_lead_in_and_an_items_question_whose_answer_is_ne
     ]
 
 
+def test_a_sentence_replying_to_a_question_of_its_paragraph_or_item_is_read_after_it() -> None:
+    body = ("## Leave\n\n- Can I carry over leave days? No, they lapse in March.\n"
+            "- Can I sell leave back? Yes. The rate is your daily pay.\n\n"
+            "Paged at night? Who do you call? Call the duty manager. Is it paid? It is paid as overtime.\n\n"
+            "Leave is booked in the portal. Why? Managers see the calendar there.\n")
+    assert [s.text for s in statements(body)] == [
+        "Can I carry over leave days?",
+        "Can I carry over leave days? No, they lapse in March.",
+        "Can I sell leave back?",
+        "Can I sell leave back? Yes.",
+        "Can I sell leave back? The rate is your daily pay.",  # the reply goes on
+        "Paged at night?",
+        "Who do you call?",
+        "Paged at night? Who do you call? Call the duty manager.",  # a chain of questions
+        "Is it paid?",
+        "Is it paid? It is paid as overtime.",  # a new question, answered in turn
+        "Leave is booked in the portal.",  # nothing asked before it
+        "Why?",
+        "Why? Managers see the calendar there.",
+    ]
+
+
 def test_a_short_reply_to_a_question_is_a_statement_and_nothing_else_that_short_is() -> None:
     body = ("## Pets\n\n- Can contractors bring a dog?\n  - No.\n- Is there a pet allowance? Yes.\n"
             "- Are cats welcome?\n  - Ok\n\nA.\n\nGuide dogs are welcome.\n")
@@ -313,7 +335,7 @@ def test_a_short_reply_to_a_question_is_a_statement_and_nothing_else_that_short_
         ("Can contractors bring a dog?", True),  # its answer is nested under it
         ("Can contractors bring a dog? No.", False),
         ("Is there a pet allowance?", True),
-        ("Yes.", False),
+        ("Is there a pet allowance? Yes.", False),  # read after the question it replies to
         ("Are cats welcome?", True),
         ("Are cats welcome? Ok", False),
         ("Guide dogs are welcome.", False),  # "A." answers nothing: too short to state anything

@@ -101,6 +101,8 @@ def _read(text: str) -> tuple[dict[str, Any], ...]:
     for fields, after in zip(found, [*found[1:], None], strict=True):
         if fields["kind"] == "item" and fields["own"].endswith("?"):
             fields["leads_in"] = _answered_in_item(fields, after)
+        elif fields["kind"] == "sentence" and after is not None and after["kind"] == "item":
+            fields["leads_in"] = fields["leads_in"] or str(after["context"]).startswith(str(fields["own"]))
     return tuple(found)
 
 

@@ -52,6 +52,10 @@ _FENCE: Final = re.compile(r"^ *(```|~~~)")
 _HEADING: Final = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 _TABLE_RULE: Final = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _CLOSING: Final = ".:;,!?"
+_OPEN_ENDINGS: Final = frozenset("""if when whenever where unless until while because and or but nor to for of with
+    without by from in into on at as like than that which who whom whose whether the a an our your their is are be
+    include includes including following need needs get gets means""".split())
+"""Words no finished sentence ends on: a paragraph that stops at one goes on in the list after it."""
 
 
 # -- sentences ----------------------------------------------------------------------------------------------
@@ -373,8 +377,18 @@ def _paragraph_line(line: str, start: int, state: _State) -> Iterator[StatementS
     state.list_lead = ""
     spans = list(_prose(line, start, kind="sentence", context="", skip=indent))
     last = line[spans[-1].start - start:spans[-1].end - start] if spans else ""
-    state.pending_lead = last if last.endswith(":") else ""
+    state.pending_lead = last if _announces(last) else ""
     yield from spans
+
+
+def _announces(sentence: str) -> bool:
+    """A paragraph's last sentence that a list after it continues: one ending with a colon, or one left open
+    mid-clause ("Use the company card if" before "- the expense is over $75", "We offer, among others,"). A list
+    after a finished sentence, or after a label ("Things that are not an incident"), is read on its own."""
+    ending = sentence.rstrip("*_ ")
+    last_word = re.search(r"[a-z']+$", ending.lower())
+    return bool(ending) and (ending[-1] in ":,\u2013\u2014-" or (last_word is not None
+                                                                   and last_word.group() in _OPEN_ENDINGS))
 
 
 def _row(line: str, start: int, state: _State) -> Iterator[StatementSpan]:

@@ -285,3 +285,15 @@ def test_a_reply_on_its_questions_line_answers_that_question_and_says_it_once(tm
     assert "they lapse at the end of March" in carry_over.text and "five days" not in carry_over.text
     assert isinstance(notice, Answered), notice
     assert notice.text == ("Can I take leave during my notice period? Yes. [1] Your manager signs it off first. [1]")
+
+
+def test_a_list_completing_an_open_sentence_is_the_answer_not_the_sentence_alone(tmp_path: Path) -> None:
+    cards = ("---\ntitle: Company cards\nowner: \"#finance\"\n---\n# Company cards\n\n## Travel card\n\n"
+             "Use the travel card if\n- the fare is over $80, and\n- the trip is abroad.\n\n"
+             "Otherwise pay with your own card and claim it back.\n")
+    app = one_document_kb(tmp_path, "cards.md", cards)
+
+    outcome = ask(app, "when do I use the travel card?")
+
+    assert isinstance(outcome, Answered), outcome
+    assert "the fare is over $80" in outcome.text and "the trip is abroad" in outcome.text

@@ -328,6 +328,25 @@ def test_a_sentence_replying_to_a_question_of_its_paragraph_or_item_is_read_afte
     ]
 
 
+def test_a_sentence_left_open_before_a_list_is_its_lead_in_and_a_finished_one_is_not() -> None:
+    body = ("## Cards\n\nUse the travel card if\n- the fare is over $80, and\n- the booking is abroad.\n\n"
+            "Every new starter gets\n\n- a laptop\n- a headset\n\n"
+            "Headsets are replaced every two years.\n\n- Spare cables sit in the IT cupboard.\n\n"
+            "Things that are not an outage\n\n- A slow dashboard\n")
+    assert [(s.text, s.leads_in) for s in statements(body)] == [
+        ("Use the travel card if", True),
+        ("Use the travel card if: the fare is over $80, and", False),
+        ("Use the travel card if: the booking is abroad.", False),
+        ("Every new starter gets", True),  # a blank line between changes nothing
+        ("Every new starter gets: a laptop", False),
+        ("Every new starter gets: a headset", False),
+        ("Headsets are replaced every two years.", False),
+        ("Spare cables sit in the IT cupboard.", False),  # after a finished sentence: a list of its own
+        ("Things that are not an outage", False),  # a label, not a sentence left open: its list reads alone
+        ("A slow dashboard", False),
+    ]
+
+
 def test_a_short_reply_to_a_question_is_a_statement_and_nothing_else_that_short_is() -> None:
     body = ("## Pets\n\n- Can contractors bring a dog?\n  - No.\n- Is there a pet allowance? Yes.\n"
             "- Are cats welcome?\n  - Ok\n\nA.\n\nGuide dogs are welcome.\n")

@@ -74,6 +74,12 @@ _BALANCE: Final = re.compile(r"\b(?:do|have|does)\s+(?:i|we|you|he|she|they)\s+(
 """The asker's running balance, or what they have used of it so far ("how much have I spent this month?"): a
 record about one person, kept in a system, not a document."""
 
+_ENTITLEMENT: Final = re.compile(r"\bhow (?:many|much)\b[^?.]*\b(?:do|does|can|could|will|would|should|may|must)\s+"
+                                 r"(?:i|we|you|one|employees|staff|people|someone|everyone)\s+(?:get|take|receive|"
+                                 r"book|claim|carry over)\b", re.IGNORECASE)
+"""What a rule gives or allows ("how many days off do I get for my wedding in June?", "how many sick days can I take
+this year?"): the time it names is when the asker will use it, not a window of records."""
+
 
 def visible_text(question: str) -> str:
     """The question without invisible formatting marks (Unicode Cf: zero-width joiners inside emoji, the
@@ -100,7 +106,7 @@ def is_aggregate(question: str) -> bool:
     if _POPULATION.search(question) or _BALANCE.search(question) or _LISTING.search(question):
         return True
     measured = _MEASURE.search(question) or _RANKING.search(question)
-    return bool(measured) and bool(_RECORD_SCOPE.search(question))
+    return bool(measured) and bool(_RECORD_SCOPE.search(question)) and not _ENTITLEMENT.search(question)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -33,6 +33,8 @@ MEASUREMENTS = [
     "how many vacation days do I have left?",
     "how much have I already claimed for travel this year?",
     "how much did we spend on the offsite?",
+    "how many days off have I taken so far this year?",
+    "how many sick days do I have left this year?",
 ]
 
 RULES = [
@@ -52,6 +54,10 @@ RULES = [
     "how much notice did I have to give?",
     "which award goes to the team with the most customers?",
     "Is there a bonus for agents who have the most customers?",
+    # a time the asker will use the rule in, not a window of records
+    "moving house in March, how many days off do I get for the move?",
+    "how many sick days can I take this year?",
+    "how many training days will I get in 2027?",
 ]
 
 

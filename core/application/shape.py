@@ -77,7 +77,7 @@ record about one person, kept in a system, not a document."""
 _ENTITLEMENT: Final = re.compile(r"\bhow (?:many|much)\b[^?.]*\b(?:do|does|can|could|will|would|should|may|must)\s+"
                                  r"(?:i|we|you|one|employees|staff|people|someone|everyone)\s+(?:get|take|receive|"
                                  r"book|claim|carry over)\b", re.IGNORECASE)
-"""What a rule gives or allows ("how many days off do I get for my wedding in June?", "how many sick days can I take
+"""What a rule gives or allows ("moving house in March, how many days off do I get?", "how many sick days can I take
 this year?"): the time it names is when the asker will use it, not a window of records."""
 
 

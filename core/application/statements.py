@@ -103,7 +103,17 @@ def _read(text: str) -> tuple[dict[str, Any], ...]:
             fields["leads_in"] = _answered_in_item(fields, after)
         elif fields["kind"] == "sentence" and after is not None and after["kind"] == "item":
             fields["leads_in"] = fields["leads_in"] or str(after["context"]).startswith(str(fields["own"]))
+        elif fields["kind"] == "item" and _labels_nested_items(fields, after):
+            fields["leads_in"] = True
     return tuple(found)
+
+
+def _labels_nested_items(item: dict[str, Any], after: dict[str, Any] | None) -> bool:
+    """An item that is no finished sentence ("Brex", "Missing receipts cause") with items nested under it: they
+    are read after it, and it states nothing by itself."""
+    if after is None or str(item["own"]).rstrip("*_)\"' ").endswith((".", "!", "?")):
+        return False
+    return after["context"] != item["context"] and str(after["context"]).endswith(str(item["own"]))
 
 
 def _replies(short: dict[str, Any], before: dict[str, Any] | None) -> bool:

@@ -297,3 +297,16 @@ def test_a_list_completing_an_open_sentence_is_the_answer_not_the_sentence_alone
 
     assert isinstance(outcome, Answered), outcome
     assert "the fare is over $80" in outcome.text and "the trip is abroad" in outcome.text
+
+
+def test_a_label_item_is_said_once_as_the_lead_in_of_its_nested_items(tmp_path: Path) -> None:
+    equipment = ("---\ntitle: Equipment\nowner: \"#it-help\"\n---\n# Equipment\n\n## Buying a laptop\n\n"
+                 "- Laptop guidelines\n  - Buy the 14-inch model with 32GB of memory.\n"
+                 "  - Ask IT in #it-help before ordering.\n- Monitor guidelines\n  - One 27-inch monitor per person.\n")
+    app = one_document_kb(tmp_path, "equipment.md", equipment)
+
+    outcome = ask(app, "what are the laptop guidelines?")
+
+    assert isinstance(outcome, Answered), outcome
+    assert outcome.text.splitlines() == ["Laptop guidelines:", "• Buy the 14-inch model with 32GB of memory. [1]",
+                                         "• Ask IT in #it-help before ordering. [1]"]  # no claim of the label alone

@@ -347,6 +347,20 @@ def test_a_sentence_left_open_before_a_list_is_its_lead_in_and_a_finished_one_is
     ]
 
 
+def test_an_item_that_is_no_finished_sentence_labels_the_items_nested_under_it() -> None:
+    body = ("## Leaving\n\n- Laptops\n  - Returned by courier.\n"
+            "- Missing paperwork leads to\n  - a late final payslip\n"
+            "- Badges are handed in at reception.\n  - Lost badges cost $20.\n")
+    assert [(s.text, s.leads_in) for s in statements(body)] == [
+        ("Laptops", True),
+        ("Laptops: Returned by courier.", False),
+        ("Missing paperwork leads to", True),
+        ("Missing paperwork leads to: a late final payslip", False),
+        ("Badges are handed in at reception.", False),  # a sentence states itself, whatever is nested under it
+        ("Badges are handed in at reception. Lost badges cost $20.", False),
+    ]
+
+
 def test_a_short_reply_to_a_question_is_a_statement_and_nothing_else_that_short_is() -> None:
     body = ("## Pets\n\n- Can contractors bring a dog?\n  - No.\n- Is there a pet allowance? Yes.\n"
             "- Are cats welcome?\n  - Ok\n\nA.\n\nGuide dogs are welcome.\n")

@@ -147,10 +147,13 @@ def quoted_anchor(quote: str, claim_text: str, cited: Sequence[RetrievedChunk]) 
     ("Yes." replying to two questions), the place whose reading holds most of the claim: each reads the same
     words of the document, after what they reply to."""
     for chunk in cited:
-        anchors = [Anchor(chunk=chunk, span=span, statements=tuple(spanned(statements(chunk.text), span)), given=True)
-                   for span in occurrences(quote, chunk.text)]
-        if anchors:
-            return max(anchors, key=lambda anchor: _alignment(claim_text, anchor))
+        spans = occurrences(quote, chunk.text)
+        if not spans:
+            continue
+        of_chunk = statements(chunk.text)
+        anchors = [Anchor(chunk=chunk, span=span, statements=tuple(spanned(of_chunk, span)), given=True)
+                   for span in spans]
+        return max(anchors, key=lambda anchor: _alignment(claim_text, anchor))
     return None
 
 

@@ -9,7 +9,7 @@ after its lead-ins word for word; when the cited passage has items of that list 
 says how many, so part of a list is not shown as all of it that the passage holds.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Final
@@ -38,13 +38,17 @@ def answer_text(claims: Sequence[Claim], anchors: Sequence[Anchor]) -> str:
     claimed = {(anchor.chunk.chunk_id, statement.block) for anchor in anchors for span in anchor.statements
                if (statement := _statement_at(of_chunk[anchor.chunk.chunk_id], span.start)) is not None}
     lines: list[tuple[str, bool]] = []
+    said_before = ""  # what the last prose claim was read after
     for key, run in groupby(zip(claims, anchors, listed, strict=True),
                             key=lambda triple: None if triple[2] is None else triple[2].key):
         run_claims = list(run)
         if key is None or len(run_claims) < 2:  # one item is said as it is
-            lines.extend((f"{_unrepeated(claim, anchor, lines, of_chunk)} {_markers(claim)}", False)
-                         for claim, anchor, _ in run_claims)
+            for claim, anchor, _ in run_claims:
+                read_after = _read_after(claim, anchor, of_chunk[anchor.chunk.chunk_id])
+                lines.append((f"{_unrepeated(claim, read_after, said_before)} {_markers(claim)}", False))
+                said_before = read_after
             continue
+        said_before = ""
         first = run_claims[0][2]
         assert first is not None
         lines.append((first.lead_in, True))
@@ -58,18 +62,19 @@ def answer_text(claims: Sequence[Claim], anchors: Sequence[Anchor]) -> str:
     return _joined(lines)
 
 
-def _unrepeated(claim: Claim, anchor: Anchor, lines: Sequence[tuple[str, bool]],
-                of_chunk: Mapping[str, Sequence[Statement]]) -> str:
-    """The claim's words, without the question it is read after when an earlier line says that question
-    already ("Can I sell leave back? Yes." then "The rate is your daily pay.", not the question twice)."""
+def _read_after(claim: Claim, anchor: Anchor, of_chunk: Sequence[Statement]) -> str:
+    """What the claim's one statement is read after ("Can visitors park in the garage?" before its nested answer),
+    when the claim says it; '' otherwise."""
+    statement = _statement_at(of_chunk, anchor.statements[0].start) if len(anchor.statements) == 1 else None
+    read = statement.text[: len(statement.text) - len(statement.own)].strip() if statement is not None else ""
+    return read if read and " ".join(claim.text.split()).startswith(read + " ") else ""
+
+
+def _unrepeated(claim: Claim, read_after: str, said_before: str) -> str:
+    """The claim's words, without what it is read after when the claim just before was read after it too
+    ("Can visitors park? Only when booked." then "Bookings close at noon.", not the question twice)."""
     said = " ".join(claim.text.split())
-    statement = (_statement_at(of_chunk[anchor.chunk.chunk_id], anchor.statements[0].start)
-                 if len(anchor.statements) == 1 else None)
-    lead_in = _lead_in(statement) if statement is not None else ""
-    said_before = any(line.startswith(lead_in + " ") for line, in_list in lines if not in_list)
-    if lead_in and said.startswith(lead_in + " ") and said_before:
-        return said[len(lead_in):].strip()
-    return said
+    return said[len(read_after):].strip() if read_after and read_after == said_before else said
 
 
 def _joined(lines: Sequence[tuple[str, bool]]) -> str:
@@ -101,8 +106,10 @@ def _statement_at(of_chunk: Sequence[Statement], start: int) -> Statement | None
 
 
 def _lead_in(statement: Statement) -> str:
-    """The lead-ins an item is read after, as read ("Laptops: Returned by:" before "courier")."""
-    return statement.text[: len(statement.text) - len(statement.own)].strip()
+    """The lead-ins an item is read after, as read ("Laptops: Returned by:" before "courier"), without the question
+    of its item it replies to (each item says its own)."""
+    read = statement.text[: len(statement.text) - len(statement.own)].strip()
+    return read.removesuffix(statement.asked).strip() if statement.asked else read
 
 
 def _reads_its_item(claim: Claim, anchor: Anchor) -> bool:

@@ -143,7 +143,7 @@ def quoted_text(text: str, statement: Statement, span: Span) -> str:
     ("Fee: $50; Situation: No-show"), a sentence's words without markup."""
     start, end = max(statement.start, span.start), min(statement.end, span.end)
     if statement.kind != "row":
-        return reading.stated(plain(statement.context), plain(text[start:end]))
+        return reading.stated(plain(reading.read_with([statement.context, statement.asked])), plain(text[start:end]))
     headers = [normalise(cell, fold=False).text for cell in statement.context.strip().strip("|").split("|")]
     pairs = []
     for index, (cell_start, cell_end) in enumerate(_cells(text, statement)):

@@ -74,11 +74,13 @@ _BALANCE: Final = re.compile(r"\b(?:do|have|does)\s+(?:i|we|you|he|she|they)\s+(
 """The asker's running balance, or what they have used of it so far ("how much have I spent this month?"): a
 record about one person, kept in a system, not a document."""
 
-_ENTITLEMENT: Final = re.compile(r"\bhow (?:many|much)\b[^?.]*\b(?:do|does|can|could|will|would|should|may|must)\s+"
-                                 r"(?:i|we|you|one|employees|staff|people|someone|everyone)\s+(?:get|take|receive|"
-                                 r"book|claim|carry over)\b", re.IGNORECASE)
-"""What a rule gives or allows ("moving house in March, how many days off do I get?", "how many sick days can I take
-this year?"): the time it names is when the asker will use it, not a window of records."""
+_ENTITLEMENT: Final = re.compile(r"\bhow (?:many|much)\b[^?.]*\b(?:do|can|could|will|may|should|must)\s+(?:i|you)\s+"
+                                 r"(?:get|take|receive|book|claim|carry over)\b", re.IGNORECASE)
+"""What a rule gives or allows the asker ("moving house in March, how many days off do I get?", "how many sick days
+can I take this year?"): the time it names is when the asker will use it, not a window of records. Not when it
+asks for a sum, an average or what happened besides ("how many did I take this year, and how many can I take?")."""
+_NOT_ONLY_ENTITLEMENT: Final = re.compile(r"\b(?:average|avg|mean|median|total|sum|overall|across|per person|per team|"
+                                          r"did|was|were|have|has|had)\b", re.IGNORECASE)
 
 
 def visible_text(question: str) -> str:
@@ -106,7 +108,8 @@ def is_aggregate(question: str) -> bool:
     if _POPULATION.search(question) or _BALANCE.search(question) or _LISTING.search(question):
         return True
     measured = _MEASURE.search(question) or _RANKING.search(question)
-    return bool(measured) and bool(_RECORD_SCOPE.search(question)) and not _ENTITLEMENT.search(question)
+    entitlement = _ENTITLEMENT.search(question) and not _NOT_ONLY_ENTITLEMENT.search(question)
+    return bool(measured) and bool(_RECORD_SCOPE.search(question)) and not entitlement
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -33,6 +33,9 @@ class Statement:
     """Its own words, without the lead-ins it is read with (for a row, its cells under their headers)."""
     context: str = ""
     """The lead-ins of a list item ("Request three weeks in advance for:"); '' otherwise."""
+    asked: str = ""
+    """The questions of its paragraph or item it replies to ("Can I carry over leave days?" before "No, they
+    lapse."), read after its context: the statement says what it answers."""
     leads_in: bool = False
     """It ends with a colon, or asks a question ("Friday afternoon? Merge."): what it announces follows in the
     next statements, and it states nothing by itself."""
@@ -94,7 +97,7 @@ def _read(text: str) -> tuple[dict[str, Any], ...]:
     found: list[dict[str, Any]] = []
     for span in statements(text):
         fields = _fields(text, span)
-        if len(fields["own"]) >= MIN_LENGTH or _replies(fields, found[-1] if found else None):
+        if len(fields["own"]) >= MIN_LENGTH or _replies(fields):
             found.append(fields)
     if not found:  # a chunk of markup or a lone "No." under a heading that asks
         return ()
@@ -116,11 +119,10 @@ def _labels_nested_items(item: dict[str, Any], after: dict[str, Any] | None) -> 
     return after["context"] != item["context"] and str(after["context"]).endswith(str(item["own"]))
 
 
-def _replies(short: dict[str, Any], before: dict[str, Any] | None) -> bool:
+def _replies(short: dict[str, Any]) -> bool:
     """A short reply ("No.", "Yes", "3.") to the question it is read after, nested under it or next in its paragraph
     or item: too short for a statement of its own, it is the answer."""
-    after_question = str(short["context"]).endswith("?") or (
-        before is not None and before["block"] == short["block"] and str(before["own"]).endswith("?"))
+    after_question = bool(short["asked"]) or str(short["context"]).endswith("?")
     return after_question and any(character.isalnum() for character in str(short["own"]))
 
 
@@ -143,7 +145,8 @@ def _fields(text: str, span: StatementSpan) -> dict[str, Any]:
     line_end = text.find("\n", span.end)
     line = text[line_start:line_end if line_end >= 0 else len(text)]
     return {"text": read, "kind": span.kind, "own": own,
-            "context": plain(span.context) if span.kind == "item" else "", "leads_in": own.endswith((":", "?")),
+            "context": plain(span.context) if span.kind == "item" else "", "asked": plain(span.asked),
+            "leads_in": own.endswith((":", "?")),
             "row_key": _first_cell(quote) if span.kind == "row" else None, "quote": quote,
             "addressed_to_assistants": addressed_to_assistants(line), "block": line_start,
             "start": span.start}

@@ -42,10 +42,12 @@ _SENTENCE_END: Final = re.compile(r"[.!?]+[\"'\u201d\u2019)\]*_]*(?=\s+[\"'\u201
 _LAST_WORD: Final = re.compile(r"(?<![A-Za-z.])([A-Za-z][A-Za-z.]*)[.!?]*$")
 _ABBREVIATIONS: Final = frozenset(
     """e.g i.e al cf vs approx ca mr mrs ms dr prof st sr jr inc ltd co corp dept est fig figs sec secs
-    art arts ch no nos vol vols pp p para paras jan feb mar apr jun jul aug sep sept oct nov dec mon tue wed thu
+    jan feb mar apr jun jul aug sep sept oct nov dec mon tue wed thu
     fri sat sun a.m p.m u.s u.k e.u u.n ph.d b.sc m.sc n.b""".split()
 )
-"""Words whose full stop does not end a sentence when a capital follows: "e.g. Spain", "Dr. Lee", "No. 5"."""
+"""Words whose full stop does not end a sentence when a capital follows: "e.g. Spain", "Dr. Lee"."""
+_NUMBER_ABBREVIATIONS: Final = frozenset("no nos vol vols p pp para paras fig figs sec secs art arts ch".split())
+"""Abbreviations that stand before a number ("No. 5", "Fig. 2"): before a word, "No." is the reply no."""
 _LIST_ITEM: Final = re.compile(r"^( *)([-*+]|\d{1,9}[.)])(?: +|$)")
 _QUOTE_PREFIX: Final = re.compile(r"^(?:> ?)+")
 _FENCE: Final = re.compile(r"^ *(```|~~~)")
@@ -93,6 +95,8 @@ def _abbreviated(text: str, begin: int, end: int) -> bool:
     if match is None:
         return False
     word = match.group(1).rstrip(".")
+    if word.lower() in _NUMBER_ABBREVIATIONS:
+        return text[end:].lstrip()[:1].isdigit()
     return (len(word) == 1 and word.isupper()) or word.lower() in _ABBREVIATIONS
 
 
@@ -157,8 +161,8 @@ def rendered_length(run: Sequence[Piece]) -> int:
 
 
 def _lead_in(paragraph: Sequence[Piece]) -> tuple[Piece, ...]:
-    """A paragraph's last sentence when it ends with a colon: what a list after it continues."""
-    if paragraph and paragraph[-1].text.rstrip().endswith(":"):
+    """A paragraph's last sentence when a list after it continues it (`_announces`)."""
+    if paragraph and _announces(paragraph[-1].text):
         return (paragraph[-1],)
     return ()
 
@@ -290,6 +294,8 @@ class StatementSpan:
     end: int
     kind: StatementKind
     context: str = ""
+    asked: str = ""
+    """The questions of its paragraph or item it replies to, read after its context and before it."""
 
 
 @dataclass(kw_only=True)
@@ -415,23 +421,20 @@ def _item(line: str, start: int, item: re.Match[str], state: _State) -> Iterator
 
 
 def _prose(line: str, start: int, *, kind: StatementKind, context: str, skip: int) -> Iterator[StatementSpan]:
-    """The sentences of a paragraph or item. A sentence that replies to a question of its own paragraph or item
-    is read after it, as a nested item is read after its parent ("Can I carry over leave days? No, they
-    lapse."): alone, "No, they lapse" would not say what lapses, and it would answer any question nearby."""
+    """The sentences of a paragraph or item. The sentence that replies to a run of questions of its own paragraph
+    or item is read after them, as a nested item is read after its parent ("Can I carry over leave days? No,
+    they lapse."): alone, "No, they lapse" would not say what lapses, and it would answer any question nearby.
+    Only the reply is: a sentence after it says something of its own ("Can contractors get a laptop? No.
+    Employees get a MacBook." says nothing of contractors and MacBooks)."""
     body = line[skip:].rstrip()
     lead = len(body) - len(body.lstrip())
     at = start + skip + lead
     asked: list[str] = []
-    replied = False
     for begin, end in sentence_spans(body.strip()):
         sentence = body.strip()[begin:end]
-        if _asks(sentence):
-            asked, replied = ([] if replied else asked) + [sentence], False
-            read = context
-        else:
-            replied = bool(asked)
-            read = read_with([context, *asked])
-        yield StatementSpan(start=at + begin, end=at + end, kind=kind, context=read)
+        yield StatementSpan(start=at + begin, end=at + end, kind=kind, context=context,
+                            asked="" if _asks(sentence) else " ".join(asked))
+        asked = [*asked, sentence] if _asks(sentence) else []
 
 
 def _asks(sentence: str) -> bool:

@@ -152,7 +152,8 @@ def _its_list(best: Candidate, same_chunk: Sequence[Candidate]) -> list[Statemen
     read = {c.statement: c.probability for c in same_chunk}
     at = max(range(len(items)), key=lambda i: max(read.get(s, 0.0) for s in items[i]))
     start = max(0, min(at - MAX_LIST_ITEMS // 2, len(items) - MAX_LIST_ITEMS))
-    return [statement for item in items[start:start + MAX_LIST_ITEMS] for statement in item]
+    quoted = [statement for item in items[start:start + MAX_LIST_ITEMS] for statement in item]
+    return [statement for statement in quoted if not _read_before(statement, quoted)]  # an item's question once
 
 
 def _envelope_not_found() -> str:

@@ -310,3 +310,17 @@ def test_a_label_item_is_said_once_as_the_lead_in_of_its_nested_items(tmp_path: 
     assert isinstance(outcome, Answered), outcome
     assert outcome.text.splitlines() == ["Laptop guidelines:", "• Buy the 14-inch model with 32GB of memory. [1]",
                                          "• Ask IT in #it-help before ordering. [1]"]  # no claim of the label alone
+
+
+def test_a_checklist_of_questions_answered_in_their_items_is_quoted_with_its_answers(tmp_path: Path) -> None:
+    trips = ("---\ntitle: Trips\nowner: \"#travel\"\n---\n# Trips\n\n## Before you book\n\n"
+             "Before booking a trip, check:\n\n- Is the trip approved? Your manager approves it in Navan.\n"
+             "- Is the hotel under the cap? The cap is $200 per night.\n")
+    app = one_document_kb(tmp_path, "trips.md", trips)
+
+    outcome = ask(app, "what should I check before booking a trip?")
+
+    assert isinstance(outcome, Answered), outcome
+    assert outcome.text.splitlines() == ["Before booking a trip, check:",
+                                         "• Is the trip approved? Your manager approves it in Navan. [1]",
+                                         "• Is the hotel under the cap? The cap is $200 per night. [1]"]

@@ -194,6 +194,20 @@ def test_a_reply_the_chunk_says_twice_is_read_after_the_question_the_claim_asks(
     assert "negation flipped" in refused("Guests can use the lounge.", studio, quote="No.")
 
 
+@pytest.mark.parametrize(("text", "claim", "quote"), [
+    ("Can contractors get a laptop? No. Employees get a MacBook Pro.", "Contractors get a MacBook Pro.",
+     "Employees get a MacBook Pro."),
+    ("Is alcohol reimbursed? Never. Meals are reimbursed in full.", "Alcohol is reimbursed in full.",
+     "Meals are reimbursed in full."),
+    ("Can I bring my dog? Sorry, no. Can I bring my cat? Yes, on Fridays.", "You can bring your dog on Fridays.",
+     "Yes, on Fridays."),
+    ("Is parking free? Yes. Can I bring my dog? Sorry, no. Can I bring my cat? Yes.", "Yes, you can bring your dog.",
+     "Yes."),
+])
+def test_a_sentence_after_a_reply_lends_no_claim_the_questions_subject(text: str, claim: str, quote: str) -> None:
+    refused(claim, chunk("office#rules", text).chunk, quote=quote)
+
+
 @pytest.mark.parametrize(("text", "claim"), [
     ("Can I bring my dog? No. Guide dogs are welcome.", "Guide dogs are not welcome."),
     ("- Can I bring my dog?\n  - No. Guide dogs are welcome.", "Guide dogs are not welcome."),

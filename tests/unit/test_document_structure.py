@@ -316,7 +316,7 @@ def test_a_sentence_replying_to_a_question_of_its_paragraph_or_item_is_read_afte
         "Can I carry over leave days? No, they lapse in March.",
         "Can I sell leave back?",
         "Can I sell leave back? Yes.",
-        "Can I sell leave back? The rate is your daily pay.",  # the reply goes on
+        "The rate is your daily pay.",  # after the reply, a sentence says something of its own
         "Paged at night?",
         "Who do you call?",
         "Paged at night? Who do you call? Call the duty manager.",  # a chain of questions
@@ -345,6 +345,14 @@ def test_a_sentence_left_open_before_a_list_is_its_lead_in_and_a_finished_one_is
         ("Things that are not an outage", False),  # a label, not a sentence left open: its list reads alone
         ("A slow dashboard", False),
     ]
+
+
+def test_a_list_after_an_open_sentence_is_read_after_it_in_every_chunk_it_spans() -> None:
+    conditions = "".join(f"- the trip number {n} is booked through the travel desk at least a week ahead\n"
+                         for n in range(1, 41))
+    items = [s for s in statements(f"## Cards\n\nUse the travel card only if\n\n{conditions}") if s.kind == "item"]
+    assert len({s.chunk.chunk_id for s in items}) > 1  # the list spans chunks
+    assert all(s.text.startswith("Use the travel card only if: the trip number") for s in items)
 
 
 def test_an_item_that_is_no_finished_sentence_labels_the_items_nested_under_it() -> None:

@@ -206,6 +206,21 @@ def test_nested_items_are_listed_under_their_lead_ins_and_an_items_sentences_sha
     assert sentences.text == "Return:\n• Your badge [1]\n• Your laptop. It is wiped first. [1]"
 
 
+def test_a_question_is_said_once_for_the_claims_right_after_it_and_again_after_another() -> None:
+    text = ("- Can I carry over leave?\n  - Yes, up to 5 days. Unused days lapse on 31 March.\n"
+            "- Can I sell leave back?\n  - No, never.\n")
+    carry = ("Can I carry over leave? Yes, up to 5 days.", "Yes, up to 5 days.")
+    lapse = ("Can I carry over leave? Unused days lapse on 31 March.", "Unused days lapse on 31 March.")
+    sell = ("Can I sell leave back? No, never.", "No, never.")
+
+    together = listed_answer(text, [carry, lapse], "Can I carry over leave?")
+    apart = listed_answer(text, [carry, sell, lapse], "Can I carry over or sell leave?")
+
+    assert together.text == "Can I carry over leave? Yes, up to 5 days. [1] Unused days lapse on 31 March. [1]"
+    assert apart.text == ("Can I carry over leave? Yes, up to 5 days. [1] Can I sell leave back? No, never. [1] "
+                          "Can I carry over leave? Unused days lapse on 31 March. [1]")  # not read as selling's
+
+
 def test_refusal_words_outside_every_quote_still_refuse() -> None:
     stated = "Customers may return items within 30 days of delivery."
     answer = envelope(answer=f"I am unable to confirm this, but: {stated}",

@@ -34,6 +34,10 @@ MEASUREMENTS = [
     "how much have I already claimed for travel this year?",
     "how much did we spend on the offsite?",
     "how many days off have I taken so far this year?",
+    "How many days off do employees take on average this year?",
+    "How many days of leave do staff take in total this quarter?",
+    "How many tickets do we get this month?",
+    "How many sick days did I take this year? How many can I take?",
     "how many sick days do I have left this year?",
 ]
 

@@ -66,7 +66,7 @@ def _read_after(claim: Claim, anchor: Anchor, of_chunk: Sequence[Statement]) -> 
     """What the claim's one statement is read after ("Can visitors park in the garage?" before its nested answer),
     when the claim says it; '' otherwise."""
     statement = _statement_at(of_chunk, anchor.statements[0].start) if len(anchor.statements) == 1 else None
-    read = statement.text[: len(statement.text) - len(statement.own)].strip() if statement is not None else ""
+    read = statement.read_after if statement is not None else ""
     return read if read and " ".join(claim.text.split()).startswith(read + " ") else ""
 
 
@@ -108,8 +108,7 @@ def _statement_at(of_chunk: Sequence[Statement], start: int) -> Statement | None
 def _lead_in(statement: Statement) -> str:
     """The lead-ins an item is read after, as read ("Laptops: Returned by:" before "courier"), without the question
     of its item it replies to (each item says its own)."""
-    read = statement.text[: len(statement.text) - len(statement.own)].strip()
-    return read.removesuffix(statement.asked).strip() if statement.asked else read
+    return statement.read_after.removesuffix(statement.asked).strip()
 
 
 def _reads_its_item(claim: Claim, anchor: Anchor) -> bool:

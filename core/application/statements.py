@@ -52,6 +52,11 @@ class Statement:
     start: int
     """Where its quote starts in the chunk: a claim's anchor names its statement by it."""
 
+    @property
+    def read_after(self) -> str:
+        """What it is read after, as read: its lead-ins and the question it replies to ('' when read alone)."""
+        return self.text[: len(self.text) - len(self.own)].strip()
+
 
 def list_items(statement: Statement, of_chunk: Sequence[Statement]) -> list[Statement]:
     """The items of the list `statement` is an item of, in order: the unbroken run around it of items read

@@ -84,8 +84,7 @@ def answering_statements(assessment: Assessment, *, whole_units: bool = True) ->
 def _read_before(statement: Statement, chosen: Sequence[Statement]) -> bool:
     """Another chosen item is read after this statement's words, as its lead-in ("Can I keep my laptop? No, ...",
     nested under the question): quoted on its own as well, the answer would say them twice."""
-    return any(f" {statement.own} " in f" {other.text[: len(other.text) - len(other.own)]}"
-               for other in chosen if other is not statement)
+    return any(f" {statement.own} " in f" {other.read_after} " for other in chosen if other is not statement)
 
 
 def _about_something_else(candidate: Candidate, best: Candidate) -> bool:
@@ -107,8 +106,7 @@ def _answers_another_question(candidate: Statement, best: Statement) -> bool:
 def _question_of(statement: Statement) -> str:
     """The document's question a statement asks or is read after ("Is there a pet allowance? Yes."); '' when
     it answers none."""
-    read_after = statement.text[: len(statement.text) - len(statement.own)].strip()
-    for text in (read_after, statement.own):
+    for text in (statement.read_after, statement.own):
         if text.endswith("?"):
             return text
     return ""

@@ -255,7 +255,7 @@ def test_a_paragraphs_question_is_answered_by_its_reply_and_a_lone_reply_under_a
 
     assert isinstance(dog, Answered), dog
     assert dog.text == "Can I bring my dog to the office on Fridays? No. [1]"  # the reply read after its question
-    assert isinstance(hamster, Answered | Refused)
+    assert isinstance(hamster, Refused) or "hamster" in hamster.text  # never the dog's or the cat's reply
 
 
 def test_a_chain_of_questions_leads_into_its_answer(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ Standard library only: the application layer reads statements through this modul
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 from typing import Final, Literal
 
 from core.documents.model import Block, Code, Link, ListBlock, Paragraph, Quote, Table, Text
@@ -58,6 +59,9 @@ _OPEN_ENDINGS: Final = frozenset("""if when whenever where unless until while be
     without by from in into on at as like than that which who whom whose whether the a an our your their is are be
     include includes including following need needs get gets means""".split())
 """Words no finished sentence ends on: a paragraph that stops at one goes on in the list after it."""
+_YES_OR_NO: Final = re.compile(r"^\W*(?:\w+,\s*)?(?:yes|yep|yeah|no|nope|never)\b(?!\s+\w)", re.IGNORECASE)
+"""A reply that answers a yes-or-no question ("No.", "Yes, with a host.", "Sorry, no."), not a sentence that starts
+with the word ("No one under 18 may drive it.")."""
 
 
 # -- sentences ----------------------------------------------------------------------------------------------
@@ -298,10 +302,26 @@ class StatementSpan:
     """The questions of its paragraph or item it replies to, read after its context and before it."""
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, eq=False)
 class _ListLevel:
     indent: int
     text: str
+    answered_by: object | None = None
+    """For an item that asks, what under it said yes or no: what is nested after that reply is not read after the
+    question (itself, when its own text replies: "Can contractors get a laptop? No.")."""
+
+    def __post_init__(self) -> None:
+        sentences = [self.text[begin:end] for begin, end in sentence_spans(self.text)]
+        if any(_asks(question) and _YES_OR_NO.match(reply) for question, reply in pairwise(sentences)):
+            self.answered_by = self
+
+    @property
+    def asks(self) -> bool:
+        return _asks(self.text)
+
+    def replied(self, reply: str, by: object) -> None:
+        if self.asks and self.answered_by is None and _YES_OR_NO.match(reply):
+            self.answered_by = by
 
 
 @dataclass(kw_only=True)
@@ -376,8 +396,8 @@ def _paragraph_line(line: str, start: int, state: _State) -> Iterator[StatementS
     if state.levels and indent > 0:  # a later paragraph of an item, indented under it
         while state.levels and state.levels[-1].indent >= indent:
             state.levels.pop()
-        context = read_with([state.list_lead, *(level.text for level in state.levels)])
-        yield from _prose(line, start, kind="item", context=context, skip=indent)
+        first, later = _nested_contexts(state, line.strip(), reply=object())
+        yield from _prose(line, start, kind="item", context=first, later_context=later, skip=indent)
         return
     state.levels.clear()
     state.list_lead = ""
@@ -415,12 +435,29 @@ def _item(line: str, start: int, item: re.Match[str], state: _State) -> Iterator
     if not state.levels and not state.list_lead:
         state.list_lead = state.pending_lead
     state.pending_lead = ""
-    context = read_with([state.list_lead, *(level.text for level in state.levels)])
-    state.levels.append(_ListLevel(indent=indent, text=line[item.end():].strip()))
-    yield from _prose(line, start, kind="item", context=context, skip=item.end())
+    level = _ListLevel(indent=indent, text=line[item.end():].strip())
+    first, later = _nested_contexts(state, level.text, reply=level)
+    state.levels.append(level)
+    yield from _prose(line, start, kind="item", context=first, later_context=later, skip=item.end())
 
 
-def _prose(line: str, start: int, *, kind: StatementKind, context: str, skip: int) -> Iterator[StatementSpan]:
+def _nested_contexts(state: _State, text: str, *, reply: object) -> tuple[str, str]:
+    """What the first sentence of a block nested in the innermost item is read with, and what its later ones are.
+    Under an item that asks, as in a paragraph, only the reply is read after the question: a list of answers
+    ("What do new hires get?" above "- A laptop" and "- A monitor") is, but after a yes or no ("Can contractors
+    get a laptop?" above "- No." and "- Employees get a MacBook Pro.") the items say something of their own."""
+    kept = [level for at, level in enumerate(state.levels)
+            if level.answered_by is None or state.levels[at + 1:at + 2] == [level.answered_by]]
+    first = read_with([state.list_lead, *(level.text for level in kept)])
+    parent = state.levels[-1] if state.levels else None
+    if parent is None or not parent.asks or parent not in kept:
+        return first, first
+    parent.replied(text, by=reply)
+    return first, read_with([state.list_lead, *(level.text for level in kept[:-1])])
+
+
+def _prose(line: str, start: int, *, kind: StatementKind, context: str, skip: int,
+           later_context: str | None = None) -> Iterator[StatementSpan]:
     """The sentences of a paragraph or item. The sentence that replies to a run of questions of its own paragraph
     or item is read after them, as a nested item is read after its parent ("Can I carry over leave days? No,
     they lapse."): alone, "No, they lapse" would not say what lapses, and it would answer any question nearby.
@@ -435,6 +472,7 @@ def _prose(line: str, start: int, *, kind: StatementKind, context: str, skip: in
         yield StatementSpan(start=at + begin, end=at + end, kind=kind, context=context,
                             asked="" if _asks(sentence) else " ".join(asked))
         asked = [*asked, sentence] if _asks(sentence) else []
+        context = context if later_context is None else later_context
 
 
 def _asks(sentence: str) -> bool:

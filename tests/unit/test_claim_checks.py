@@ -203,9 +203,31 @@ def test_a_reply_the_chunk_says_twice_is_read_after_the_question_the_claim_asks(
      "Yes, on Fridays."),
     ("Is parking free? Yes. Can I bring my dog? Sorry, no. Can I bring my cat? Yes.", "Yes, you can bring your dog.",
      "Yes."),
+    ("- Can contractors get a laptop?\n  - No.\n  - Employees get a MacBook Pro.", "Contractors get a MacBook Pro.",
+     "Employees get a MacBook Pro."),
+    ("- Can contractors get a laptop?\n  - No. Employees get a MacBook Pro.", "Contractors get a MacBook Pro.",
+     "Employees get a MacBook Pro."),
+    ("- Can contractors get a laptop? No.\n  - Employees get a MacBook Pro.", "Contractors get a MacBook Pro.",
+     "Employees get a MacBook Pro."),
+    ("- Is alcohol reimbursed?\n  - Never.\n  - Meals are reimbursed in full.", "Alcohol is reimbursed in full.",
+     "Meals are reimbursed in full."),
+    ("- Can contractors get a laptop?\n  - Yes, with:\n    - a contract over 6 months\n  - Interns get a Chromebook.",
+     "Contractors get a Chromebook.", "Interns get a Chromebook."),
 ])
 def test_a_sentence_after_a_reply_lends_no_claim_the_questions_subject(text: str, claim: str, quote: str) -> None:
     refused(claim, chunk("office#rules", text).chunk, quote=quote)
+
+
+@pytest.mark.parametrize(("text", "claim", "quote"), [
+    ("- What do new hires get?\n  - A MacBook Pro.\n  - A 27-inch monitor.", "New hires get a 27-inch monitor.",
+     "A 27-inch monitor."),
+    ("- Can I work abroad?\n  - For up to 4 weeks a year\n  - With your manager's approval",
+     "You can work abroad with your manager's approval.", "With your manager's approval"),
+    ("- Can contractors get a laptop?\n  - Yes, with:\n    - a contract over 6 months",
+     "Contractors get a laptop with a contract over 6 months.", "a contract over 6 months"),
+])
+def test_items_nested_under_a_question_answer_it_until_one_says_yes_or_no(text: str, claim: str, quote: str) -> None:
+    passes(claim, chunk("office#rules", text).chunk, quote=quote)
 
 
 @pytest.mark.parametrize(("text", "claim"), [

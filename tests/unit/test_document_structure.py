@@ -328,6 +328,24 @@ def test_a_sentence_replying_to_a_question_of_its_paragraph_or_item_is_read_afte
     ]
 
 
+def test_items_nested_under_a_question_reply_to_it_until_one_says_yes_or_no() -> None:
+    body = ("## Equipment\n\n- Can contractors get a laptop?\n  - No.\n  - Employees get a MacBook Pro.\n"
+            "- What do new hires get?\n  - A MacBook Pro. It ships before day one.\n  - A monitor.\n"
+            "- Can interns get a phone? Sorry, no.\n  - Phones go to on-call staff.\n")
+    assert [s.text for s in statements(body)] == [
+        "Can contractors get a laptop?",
+        "Can contractors get a laptop? No.",
+        "Employees get a MacBook Pro.",  # after the "No.", an item says something of its own
+        "What do new hires get?",
+        "What do new hires get? A MacBook Pro.",  # a list of answers: each item replies
+        "It ships before day one.",  # as in a paragraph, only the reply is read after the question
+        "What do new hires get? A monitor.",
+        "Can interns get a phone?",
+        "Can interns get a phone? Sorry, no.",
+        "Phones go to on-call staff.",  # the item replied itself
+    ]
+
+
 def test_a_sentence_left_open_before_a_list_is_its_lead_in_and_a_finished_one_is_not() -> None:
     body = ("## Cards\n\nUse the travel card if\n- the fare is over $80, and\n- the booking is abroad.\n\n"
             "Every new starter gets\n\n- a laptop\n- a headset\n\n"

@@ -208,17 +208,33 @@ def test_nested_items_are_listed_under_their_lead_ins_and_an_items_sentences_sha
 
 def test_a_question_is_said_once_for_the_claims_right_after_it_and_again_after_another() -> None:
     text = ("- Can I carry over leave?\n  - Yes, up to 5 days. Unused days lapse on 31 March.\n"
-            "- Can I sell leave back?\n  - No, never.\n")
+            "- What carries over besides leave?\n  - Training budget\n  - Gym credits\n")
     carry = ("Can I carry over leave? Yes, up to 5 days.", "Yes, up to 5 days.")
-    lapse = ("Can I carry over leave? Unused days lapse on 31 March.", "Unused days lapse on 31 March.")
-    sell = ("Can I sell leave back? No, never.", "No, never.")
+    lapse = ("Unused days lapse on 31 March.", "Unused days lapse on 31 March.")
+    budget = ("What carries over besides leave? Training budget", "Training budget")
+    gym = ("What carries over besides leave? Gym credits", "Gym credits")
 
-    together = listed_answer(text, [carry, lapse], "Can I carry over leave?")
-    apart = listed_answer(text, [carry, sell, lapse], "Can I carry over or sell leave?")
+    together = listed_answer(text, [budget, gym], "what carries over besides leave?")
+    apart = listed_answer(text, [budget, carry, gym], "what carries over into next year?")
+    after_reply = listed_answer(text, [carry, lapse], "can I carry over leave?")
 
-    assert together.text == "Can I carry over leave? Yes, up to 5 days. [1] Unused days lapse on 31 March. [1]"
-    assert apart.text == ("Can I carry over leave? Yes, up to 5 days. [1] Can I sell leave back? No, never. [1] "
-                          "Can I carry over leave? Unused days lapse on 31 March. [1]")  # not read as selling's
+    assert together.text == "What carries over besides leave?\n• Training budget [1]\n• Gym credits [1]"
+    assert apart.text == ("What carries over besides leave? Training budget [1] Can I carry over leave? Yes, up to 5 "
+                          "days. [1] What carries over besides leave? Gym credits [1]")  # not read as leave's
+    assert after_reply.text == "Can I carry over leave? Yes, up to 5 days. [1] Unused days lapse on 31 March. [1]"
+
+
+def test_a_question_a_list_spanning_two_passages_answers_is_said_once() -> None:
+    first = chunk("CHK-005", "- What carries over besides leave?\n  - Training budget\n", doc_id="kit", title="Kit",
+                  heading="Kit > Devices")
+    second = chunk("CHK-006", "- What carries over besides leave?\n  - Gym credits\n", doc_id="kit", title="Kit",
+                   heading="Kit > Devices")  # the next window repeats the item its list is nested under
+    claims = [{"text": f"What carries over besides leave? {item}", "chunk_ids": [chunk_id], "quote": item}
+              for item, chunk_id in (("Training budget", "CHK-005"), ("Gym credits", "CHK-006"))]
+    outcome = Harness(chunks=[first, second], model=ScriptedModel(envelope(answer="", claims=claims))).ask(
+        "what carries over besides leave?")
+    assert isinstance(outcome, Answered), outcome
+    assert outcome.text == "What carries over besides leave? Training budget [1] Gym credits [2]"
 
 
 def test_refusal_words_outside_every_quote_still_refuse() -> None:

@@ -59,9 +59,11 @@ _OPEN_ENDINGS: Final = frozenset("""if when whenever where unless until while be
     without by from in into on at as like than that which who whom whose whether the a an our your their is are be
     include includes including following need needs get gets means""".split())
 """Words no finished sentence ends on: a paragraph that stops at one goes on in the list after it."""
-_YES_OR_NO: Final = re.compile(r"^\W*(?:\w+,\s*)?(?:yes|yep|yeah|no|nope|never)\b(?!\s+\w)", re.IGNORECASE)
-"""A reply that answers a yes-or-no question ("No.", "Yes, with a host.", "Sorry, no."), not a sentence that starts
-with the word ("No one under 18 may drive it.")."""
+_YES_OR_NO: Final = re.compile(r"""^(?!\W*no\.?\s*\d)\W*(?:(?:sorry|unfortunately|well|afraid),?\s*)?
+    (?:(?:yes|yep|yeah|no|nope|never|not)\b(?!\s*\w)|(?:yes|no)\s+(?:i|you|we|they|it|he|she)\b|not\s+\w)""",
+                               re.IGNORECASE | re.VERBOSE)
+"""A reply that answers a yes-or-no question ("No.", "Yes, with a host.", "Sorry, no.", "No they cannot.", "Not in
+the first month."), not a sentence that starts with the word ("No one under 18 may drive it.", "No. 5 car park")."""
 
 
 # -- sentences ----------------------------------------------------------------------------------------------
@@ -304,24 +306,27 @@ class StatementSpan:
 
 @dataclass(kw_only=True, eq=False)
 class _ListLevel:
+    """An item the next lines may be nested under."""
+
     indent: int
     text: str
-    answered_by: object | None = None
-    """For an item that asks, what under it said yes or no: what is nested after that reply is not read after the
-    question (itself, when its own text replies: "Can contractors get a laptop? No.")."""
+    said_yes_or_no: "_ListLevel | None" = None
+    """For an item that asks, the item nested under it that replied yes or no (itself, when its own text does:
+    "Can contractors get a laptop? No."). What is nested under the question after that reply says something of
+    its own, and is not read after the question."""
 
     def __post_init__(self) -> None:
         sentences = [self.text[begin:end] for begin, end in sentence_spans(self.text)]
         if any(_asks(question) and _YES_OR_NO.match(reply) for question, reply in pairwise(sentences)):
-            self.answered_by = self
+            self.said_yes_or_no = self
 
     @property
     def asks(self) -> bool:
         return _asks(self.text)
 
-    def replied(self, reply: str, by: object) -> None:
-        if self.asks and self.answered_by is None and _YES_OR_NO.match(reply):
-            self.answered_by = by
+    def read_before(self, below: "_ListLevel") -> bool:
+        """Is this item's text read before what is nested in `below`, the item one level down?"""
+        return self.said_yes_or_no is None or self.said_yes_or_no is below
 
 
 @dataclass(kw_only=True)
@@ -396,7 +401,7 @@ def _paragraph_line(line: str, start: int, state: _State) -> Iterator[StatementS
     if state.levels and indent > 0:  # a later paragraph of an item, indented under it
         while state.levels and state.levels[-1].indent >= indent:
             state.levels.pop()
-        first, later = _nested_contexts(state, line.strip(), reply=object())
+        first, later = _nested_contexts(state, _ListLevel(indent=indent, text=line.strip()))
         yield from _prose(line, start, kind="item", context=first, later_context=later, skip=indent)
         return
     state.levels.clear()
@@ -436,24 +441,30 @@ def _item(line: str, start: int, item: re.Match[str], state: _State) -> Iterator
         state.list_lead = state.pending_lead
     state.pending_lead = ""
     level = _ListLevel(indent=indent, text=line[item.end():].strip())
-    first, later = _nested_contexts(state, level.text, reply=level)
+    first, later = _nested_contexts(state, level)
     state.levels.append(level)
     yield from _prose(line, start, kind="item", context=first, later_context=later, skip=item.end())
 
 
-def _nested_contexts(state: _State, text: str, *, reply: object) -> tuple[str, str]:
-    """What the first sentence of a block nested in the innermost item is read with, and what its later ones are.
-    Under an item that asks, as in a paragraph, only the reply is read after the question: a list of answers
-    ("What do new hires get?" above "- A laptop" and "- A monitor") is, but after a yes or no ("Can contractors
-    get a laptop?" above "- No." and "- Employees get a MacBook Pro.") the items say something of their own."""
-    kept = [level for at, level in enumerate(state.levels)
-            if level.answered_by is None or state.levels[at + 1:at + 2] == [level.answered_by]]
-    first = read_with([state.list_lead, *(level.text for level in kept)])
-    parent = state.levels[-1] if state.levels else None
-    if parent is None or not parent.asks or parent not in kept:
+def _nested_contexts(state: _State, nested: _ListLevel) -> tuple[str, str]:
+    """What the first sentence of a block nested in the innermost item is read with, and what its later ones are;
+    a reply to that item's question is noted on it. Under an item that asks, as in a paragraph, only the reply is
+    read after the question: a list of answers ("What do new hires get?" above "- A laptop" and "- A monitor")
+    is, and so is every yes or no ("- Yes, on weekends." and "- No, on weekdays."), but after a yes or no ("Can
+    contractors get a laptop?" above "- No." and "- Employees get a MacBook Pro.") the items say something of
+    their own."""
+    levels = state.levels
+    kept = [level for level, below in zip(levels, [*levels[1:], nested], strict=False) if level.read_before(below)]
+    parent = levels[-1] if levels else None
+    if parent is None or not parent.asks:
+        first = read_with([state.list_lead, *(level.text for level in kept)])
         return first, first
-    parent.replied(text, by=reply)
-    return first, read_with([state.list_lead, *(level.text for level in kept[:-1])])
+    replies_yes_or_no = bool(_YES_OR_NO.match(nested.text))
+    if parent.said_yes_or_no is None and replies_yes_or_no:
+        parent.said_yes_or_no = nested
+    asked = [parent.text] if parent.said_yes_or_no in (None, nested) or replies_yes_or_no else []
+    unasked = [level.text for level in kept if level is not parent]
+    return read_with([state.list_lead, *unasked, *asked]), read_with([state.list_lead, *unasked])
 
 
 def _prose(line: str, start: int, *, kind: StatementKind, context: str, skip: int,

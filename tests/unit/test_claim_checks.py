@@ -213,6 +213,10 @@ def test_a_reply_the_chunk_says_twice_is_read_after_the_question_the_claim_asks(
      "Meals are reimbursed in full."),
     ("- Can contractors get a laptop?\n  - Yes, with:\n    - a contract over 6 months\n  - Interns get a Chromebook.",
      "Contractors get a Chromebook.", "Interns get a Chromebook."),
+    ("- Can contractors get a laptop?\n  - No they cannot.\n  - Employees get a MacBook Pro.",
+     "Contractors get a MacBook Pro.", "Employees get a MacBook Pro."),
+    ("- Can contractors get a laptop?\n  - Unfortunately not.\n  - Employees get a MacBook Pro.",
+     "Contractors get a MacBook Pro.", "Employees get a MacBook Pro."),
 ])
 def test_a_sentence_after_a_reply_lends_no_claim_the_questions_subject(text: str, claim: str, quote: str) -> None:
     refused(claim, chunk("office#rules", text).chunk, quote=quote)
@@ -225,6 +229,10 @@ def test_a_sentence_after_a_reply_lends_no_claim_the_questions_subject(text: str
      "You can work abroad with your manager's approval.", "With your manager's approval"),
     ("- Can contractors get a laptop?\n  - Yes, with:\n    - a contract over 6 months",
      "Contractors get a laptop with a contract over 6 months.", "a contract over 6 months"),
+    ("- Is parking free?\n  - Yes, on weekends.\n  - No, on weekdays.", "Parking is not free on weekdays.",
+     "No, on weekdays."),  # every yes or no replies
+    ("- Can interns drive the van?\n  - No one under 18 may.\n  - Interns over 18 may, with a licence.",
+     "Interns over 18 may drive the van, with a licence.", "Interns over 18 may, with a licence."),
 ])
 def test_items_nested_under_a_question_answer_it_until_one_says_yes_or_no(text: str, claim: str, quote: str) -> None:
     passes(claim, chunk("office#rules", text).chunk, quote=quote)

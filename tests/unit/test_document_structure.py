@@ -331,7 +331,8 @@ def test_a_sentence_replying_to_a_question_of_its_paragraph_or_item_is_read_afte
 def test_items_nested_under_a_question_reply_to_it_until_one_says_yes_or_no() -> None:
     body = ("## Equipment\n\n- Can contractors get a laptop?\n  - No.\n  - Employees get a MacBook Pro.\n"
             "- What do new hires get?\n  - A MacBook Pro. It ships before day one.\n  - A monitor.\n"
-            "- Can interns get a phone? Sorry, no.\n  - Phones go to on-call staff.\n")
+            "- Can interns get a phone? Sorry, no.\n  - Phones go to on-call staff.\n"
+            "- Where do I park?\n  - No. 5 car park.\n  - The lot behind reception.\n")
     assert [s.text for s in statements(body)] == [
         "Can contractors get a laptop?",
         "Can contractors get a laptop? No.",
@@ -343,6 +344,9 @@ def test_items_nested_under_a_question_reply_to_it_until_one_says_yes_or_no() ->
         "Can interns get a phone?",
         "Can interns get a phone? Sorry, no.",
         "Phones go to on-call staff.",  # the item replied itself
+        "Where do I park?",
+        "Where do I park? No. 5 car park.",  # a number, not a no
+        "Where do I park? The lot behind reception.",
     ]
 
 

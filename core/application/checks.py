@@ -12,6 +12,7 @@ Each rule below is one reason a claim is refused as `unsupported_claim`:
 - the quote does not cover the claim's content words (with an embedder: nor is the claim close in meaning),
   a clause of the claim is not covered, or a word of the claim comes from another sentence of the chunk;
 - the claim flips the quote: negation, direction of a bound, modality, or the subject a value belongs to;
+- a word of the question the quote replies to stands in place of the quote's own ("Contractors" for "Employees");
 - with an embedder, a claim that is not the quote's own words is too far from it in meaning.
 """
 
@@ -38,6 +39,7 @@ from core.application.quotes import (
     statements,
     windows,
 )
+from core.documents.reading import read_with
 from core.domain import CitationTier, RetrievedChunk
 from core.text import STOPWORDS, capitalised_names, content_stems, stem, words
 
@@ -55,6 +57,8 @@ SUPPORT_FLOOR: Final = 0.5
 DIRECT_OVERLAP: Final = 0.9
 DIRECT_SIMILARITY: Final = 0.95
 """A cosine at which a claim is near-verbatim: a `direct` citation."""
+_REPLY_WORDS: Final = frozenset("yes yep yeah nope sure correct absolutely indeed sorry unfortunately never".split())
+"""Words that reply to a question without saying anything of its own: a claim says the question in their place."""
 _SENTENCE: Final = re.compile(r"(?<=[.!?])\s+|\n+")
 _CAPITALISED: Final = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*\b")
 
@@ -201,7 +205,7 @@ def unstated_reason(claim_text: str, anchor: Anchor, similarity: "_Similarity") 
         reason = flip(claim_proper, evidence_proper)
         if reason is not None:
             return reason
-    for mix in (_moved_value, _mixed_rows):
+    for mix in (_moved_value, _mixed_rows, _question_in_place_of_quote):
         reason = mix(claim_text, anchor)
         if reason is not None:
             return reason
@@ -398,6 +402,29 @@ def _moved_value(claim_text: str, anchor: Anchor) -> str | None:
         theirs = sorted(lead & (others - own))
         if len(theirs) > len(lead & (own - others)):
             return f"the quote states {value} with other words than {theirs}"
+    return None
+
+
+def _question_in_place_of_quote(claim_text: str, anchor: Anchor) -> str | None:
+    """A word the claim takes from the question its quote is read after may add to the quote ("What do new hires
+    get?" and "A laptop." are "New hires get a laptop."), never stand where the quote has a word of its own:
+    under "Can contractors get a laptop?", "Employees get a MacBook Pro." says nothing of contractors, however
+    the items between them are read."""
+    claim = words(claim_text)
+    claimed = set(content_stems(claim_text))
+    for statement in anchor.statements:
+        asked = read_with([statement.context, statement.asked])
+        if "?" not in asked:
+            continue
+        quoted = plain(anchor.chunk.text[max(statement.start, anchor.span.start):min(statement.end, anchor.span.end)])
+        own = words(quoted)
+        from_question = set(content_stems(asked)) - set(content_stems(quoted))
+        for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(a=claim, b=own, autojunk=False).get_opcodes():
+            taken = sorted({word for word in claim[a1:a2] if stem(word) in from_question})
+            displaced = sorted({word for word in own[b1:b2]
+                                if word not in STOPWORDS | _REPLY_WORDS and stem(word) not in claimed})
+            if tag == "replace" and taken and displaced:
+                return f"the claim puts {taken} of the question in place of {displaced} of the quote"
     return None
 
 

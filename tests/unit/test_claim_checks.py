@@ -238,6 +238,35 @@ def test_items_nested_under_a_question_answer_it_until_one_says_yes_or_no(text: 
     passes(claim, chunk("office#rules", text).chunk, quote=quote)
 
 
+@pytest.mark.parametrize("text", [
+    "- Can contractors get a laptop?\n  - Employees get a MacBook Pro.\n  - Contractors do not.",  # before the reply
+    "- Can contractors get a laptop?\n  - Employees get a MacBook Pro.",  # a window that starts after the "No."
+    "- Can contractors get a laptop?\n  - No:\n    - Employees get a MacBook Pro.",
+    "- Can contractors get equipment?\n  - Laptops:\n    - No.\n    - Employees get a MacBook Pro.",
+    "- Q: Can contractors get a laptop? See below.\n  - A: No.\n  - Employees get a MacBook Pro.",
+])
+def test_a_word_of_the_question_never_takes_the_place_of_a_word_of_the_quote(text: str) -> None:
+    reason = refused("Contractors get a MacBook Pro.", chunk("office#kit", text).chunk,
+                     quote="Employees get a MacBook Pro.")
+    assert reason == "the claim puts ['contractors'] of the question in place of ['employees'] of the quote"
+    assert "in place of ['interns']" in refused(
+        "New hires get a Chromebook.", chunk("office#kit", "- What do new hires get?\n  - A laptop.\n"
+                                                           "  - Interns get a Chromebook.").chunk,
+        quote="Interns get a Chromebook.")
+
+
+@pytest.mark.parametrize(("text", "claim", "quote"), [
+    ("- How do I request leave?\n  - Submit it in BambooHR.", "You request leave by submitting it in BambooHR.",
+     "Submit it in BambooHR."),
+    ("- Can I expense a taxi?\n  - Yes, rides after 9pm are covered.", "Taxi rides after 9pm are covered.",
+     "Yes, rides after 9pm are covered."),
+    ("- Is parking free?\n  - Yes, on weekends.", "Parking is free on weekends.", "Yes, on weekends."),
+])
+def test_a_word_of_the_question_may_add_to_the_quote_or_say_what_its_yes_replies(text: str, claim: str,
+                                                                                   quote: str) -> None:
+    passes(claim, chunk("office#kit", text).chunk, quote=quote)
+
+
 @pytest.mark.parametrize(("text", "claim"), [
     ("Can I bring my dog? No. Guide dogs are welcome.", "Guide dogs are not welcome."),
     ("- Can I bring my dog?\n  - No. Guide dogs are welcome.", "Guide dogs are not welcome."),

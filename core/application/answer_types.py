@@ -103,8 +103,8 @@ _HANDLE: Final = re.compile(r"(?<![\w/])[#@][a-z0-9][\w.-]+|https?://\S+|\b[\w.+
 _CLOCK_TIME: Final = re.compile(r"\b\d{1,2}:\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b", re.I)
 """A time of day: a number, but never an amount or a count."""
 _PHONE_LIKE: Final = re.compile(r"\+?\d[\d ().-]{5,}\d")
-_CAPITALISED_INSIDE: Final = re.compile(r"(?<=[a-z0-9,;:)] )[A-Z][A-Za-z0-9]+")
-"""A capitalised word that does not start a sentence: a name."""
+_CAPITALISED_INSIDE: Final = re.compile(r"(?<=[a-z0-9,;:)\u2013\u2014-] )[A-Z][A-Za-z0-9]+")
+"""A capitalised word that does not start a sentence: a name (a dash starts none: "Payroll - Paystream")."""
 _TIME_WORDS: Final = re.compile(
     r"\b(seconds|minutes?|hours?|days?|weeks?|months?|quarters?|years?|hrs?|mins?|"
     r"business days?|working days?|midnight|noon|immediately|same day|next day|annually|yearly|monthly|weekly|"

@@ -76,6 +76,16 @@ def test_when_is_answered_by_a_time_or_by_the_event_or_condition_that_brings_it_
     assert (row["typed_not_held"], row["typed_and_held"]) == (0.0, 1.0)
 
 
+@pytest.mark.parametrize(("statement", "names_one"), [
+    ("Expenses go through Ledgerly.", True),
+    ("Payroll software - Paystream for the UK, Wagely elsewhere", True),  # after a dash, no sentence starts
+    ("Payroll software \u2013 Paystream", True),
+    ("Expenses are filed within a month.", False),  # a sentence's first word names nothing
+])
+def test_a_name_is_a_capitalised_word_where_no_sentence_starts(statement: str, names_one: bool) -> None:
+    assert has_answer_type(statement, "name") is names_one
+
+
 def test_a_year_is_a_time_where_a_preposition_makes_it_one() -> None:
     assert has_answer_type("The office opened in 1998 and moved in the 2010s.", "time")
     assert has_answer_type("We have held the audit since 2019.", "time")

@@ -59,6 +59,9 @@ _OPEN_ENDINGS: Final = frozenset("""if when whenever where unless until while be
     without by from in into on at as like than that which who whom whose whether the a an our your their is are be
     include includes including following need needs get gets means""".split())
 """Words no finished sentence ends on: a paragraph that stops at one goes on in the list after it."""
+_FULL_QUESTION: Final = re.compile(r"^\W*(?:who|whom|whose|what|which|when|where|why|how|is|are|was|were|am|do|does|"
+                                   r"did|can|could|should|must|will|would|may|might|shall|have|has|had)\b", re.I)
+"""A question that asks on its own, not the situation of the next one ("Paged at night?")."""
 _YES_OR_NO: Final = re.compile(r"""^(?!\W*no\.?\s*\d)\W*(?:(?:sorry|unfortunately|well|afraid),?\s*)?
     (?:(?:yes|yep|yeah|no|nope|never|not)\b(?!\s*\w)|(?:yes|no)\s+(?:i|you|we|they|it|he|she)\b|not\s+\w)""",
                                re.IGNORECASE | re.VERBOSE)
@@ -481,9 +484,21 @@ def _prose(line: str, start: int, *, kind: StatementKind, context: str, skip: in
     for begin, end in sentence_spans(body.strip()):
         sentence = body.strip()[begin:end]
         yield StatementSpan(start=at + begin, end=at + end, kind=kind, context=context,
-                            asked="" if _asks(sentence) else " ".join(asked))
+                            asked="" if _asks(sentence) else " ".join(_replied_to(asked)))
         asked = [*asked, sentence] if _asks(sentence) else []
         context = context if later_context is None else later_context
+
+
+def _replied_to(questions: Sequence[str]) -> list[str]:
+    """Of a run of questions, those a reply answers: the last, with the situation it asks in when that is no
+    question of its own ("Paged at night? Who do you call?"). A run of full questions ("Why do we track time? Who
+    reads the reports? What if I forget?") is answered one at a time, the last by the sentence after it."""
+    replied = list(questions[-1:])
+    for question in reversed(questions[:-1]):
+        if _FULL_QUESTION.match(question):
+            break
+        replied.insert(0, question)
+    return replied
 
 
 def _asks(sentence: str) -> bool:

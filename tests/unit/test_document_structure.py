@@ -310,7 +310,8 @@ def test_a_sentence_replying_to_a_question_of_its_paragraph_or_item_is_read_afte
     body = ("## Leave\n\n- Can I carry over leave days? No, they lapse in March.\n"
             "- Can I sell leave back? Yes. The rate is your daily pay.\n\n"
             "Paged at night? Who do you call? Call the duty manager. Is it paid? It is paid as overtime.\n\n"
-            "Leave is booked in the portal. Why? Managers see the calendar there.\n")
+            "Leave is booked in the portal. Why? Managers see the calendar there.\n\n"
+            "Why do we track time? Who reads the reports? Timesheets are due every Friday.\n")
     assert [s.text for s in statements(body)] == [
         "Can I carry over leave days?",
         "Can I carry over leave days? No, they lapse in March.",
@@ -325,6 +326,9 @@ def test_a_sentence_replying_to_a_question_of_its_paragraph_or_item_is_read_afte
         "Leave is booked in the portal.",  # nothing asked before it
         "Why?",
         "Why? Managers see the calendar there.",
+        "Why do we track time?",
+        "Who reads the reports?",
+        "Who reads the reports? Timesheets are due every Friday.",  # of full questions, the last is replied to
     ]
 
 

@@ -320,7 +320,8 @@ class _ListLevel:
 
     def __post_init__(self) -> None:
         sentences = [self.text[begin:end] for begin, end in sentence_spans(self.text)]
-        if any(_asks(question) and _YES_OR_NO.match(reply) for question, reply in pairwise(sentences)):
+        replied = any(_asks(question) and _YES_OR_NO.match(reply) for question, reply in pairwise(sentences))
+        if replied and not _announces(sentences[-1]):  # "Yes, with:" goes on in the items nested under it
             self.said_yes_or_no = self
 
     @property

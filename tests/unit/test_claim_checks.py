@@ -229,6 +229,8 @@ def test_a_sentence_after_a_reply_lends_no_claim_the_questions_subject(text: str
      "You can work abroad with your manager's approval.", "With your manager's approval"),
     ("- Can contractors get a laptop?\n  - Yes, with:\n    - a contract over 6 months",
      "Contractors get a laptop with a contract over 6 months.", "a contract over 6 months"),
+    ("- Can contractors get a laptop? Yes, with:\n  - a contract over 6 months",
+     "Contractors get a laptop with a contract over 6 months.", "a contract over 6 months"),
     ("- Is parking free?\n  - Yes, on weekends.\n  - No, on weekdays.", "Parking is not free on weekdays.",
      "No, on weekdays."),  # every yes or no replies
     ("- Can interns drive the van?\n  - No one under 18 may.\n  - Interns over 18 may, with a licence.",

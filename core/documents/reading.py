@@ -62,11 +62,13 @@ _OPEN_ENDINGS: Final = frozenset("""if when whenever where unless until while be
 _FULL_QUESTION: Final = re.compile(r"^\W*(?:who|whom|whose|what|which|when|where|why|how|is|are|was|were|am|do|does|"
                                    r"did|can|could|should|must|will|would|may|might|shall|have|has|had)\b", re.I)
 """A question that asks on its own, not the situation of the next one ("Paged at night?")."""
-_YES_OR_NO: Final = re.compile(r"""^(?!\W*no\.?\s*\d)\W*(?:(?:sorry|unfortunately|well|afraid),?\s*)?
+_YES_OR_NO: Final = re.compile(r"""^(?!\W*no\.?\s*\d)\W*
+    (?:(?:a|answer)\s*:\s*)?(?:(?:sorry|unfortunately|well|afraid),?\s*)?
     (?:(?:yes|yep|yeah|no|nope|never|not)\b(?!\s*\w)|(?:yes|no)\s+(?:i|you|we|they|it|he|she)\b|not\s+\w)""",
                                re.IGNORECASE | re.VERBOSE)
 """A reply that answers a yes-or-no question ("No.", "Yes, with a host.", "Sorry, no.", "No they cannot.", "Not in
-the first month."), not a sentence that starts with the word ("No one under 18 may drive it.", "No. 5 car park")."""
+the first month.", "A: No."), not a sentence that starts with the word ("No one under 18 may drive it.", "No. 5
+car park")."""
 
 
 # -- sentences ----------------------------------------------------------------------------------------------

@@ -336,7 +336,8 @@ def test_items_nested_under_a_question_reply_to_it_until_one_says_yes_or_no() ->
     body = ("## Equipment\n\n- Can contractors get a laptop?\n  - No.\n  - Employees get a MacBook Pro.\n"
             "- What do new hires get?\n  - A MacBook Pro. It ships before day one.\n  - A monitor.\n"
             "- Can interns get a phone? Sorry, no.\n  - Phones go to on-call staff.\n"
-            "- Where do I park?\n  - No. 5 car park.\n  - The lot behind reception.\n")
+            "- Where do I park?\n  - No. 5 car park.\n  - The lot behind reception.\n"
+            "- Q: Can guests use the gym?\n  - A: No.\n  - Staff get a free pass.\n")
     assert [s.text for s in statements(body)] == [
         "Can contractors get a laptop?",
         "Can contractors get a laptop? No.",
@@ -351,6 +352,9 @@ def test_items_nested_under_a_question_reply_to_it_until_one_says_yes_or_no() ->
         "Where do I park?",
         "Where do I park? No. 5 car park.",  # a number, not a no
         "Where do I park? The lot behind reception.",
+        "Q: Can guests use the gym?",
+        "Q: Can guests use the gym? A: No.",
+        "Staff get a free pass.",  # after an FAQ's "A: No."
     ]
 
 

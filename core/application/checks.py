@@ -12,7 +12,8 @@ Each rule below is one reason a claim is refused as `unsupported_claim`:
 - the quote does not cover the claim's content words (with an embedder: nor is the claim close in meaning),
   a clause of the claim is not covered, or a word of the claim comes from another sentence of the chunk;
 - the claim flips the quote: negation, direction of a bound, modality, or the subject a value belongs to;
-- a word of the question the quote replies to stands in place of the quote's own ("Contractors" for "Employees");
+- the claim gives the subject of the question the quote replies to what the quote says of its own subject
+  ("Contractors get ..." quoting "Employees get ..." under "Can contractors get a laptop?");
 - with an embedder, a claim that is not the quote's own words is too far from it in meaning.
 """
 
@@ -57,8 +58,19 @@ SUPPORT_FLOOR: Final = 0.5
 DIRECT_OVERLAP: Final = 0.9
 DIRECT_SIMILARITY: Final = 0.95
 """A cosine at which a claim is near-verbatim: a `direct` citation."""
-_REPLY_WORDS: Final = frozenset("yes yep yeah nope sure correct absolutely indeed sorry unfortunately never".split())
-"""Words that reply to a question without saying anything of its own: a claim says the question in their place."""
+_REPLY_WORDS: Final = frozenset("""yes yep yeah nope sure correct absolutely indeed certainly definitely course sorry
+    sadly unfortunately afraid never""".split())
+"""Words that reply to a question without saying anything of their own: no subject of a sentence."""
+_SUBJECT_VERBS: Final = frozenset("""is are was were be can cannot can't may must should will would could might shall
+    do does did don't doesn't didn't have has had get gets got receive receives need needs""".split())
+"""Verbs a sentence's subject stands before ("Employees get ...", "Meals are ..."): a closed list, so that an
+instruction ("Upload them to Concur.") or a fragment ("Ten per year.") has no subject."""
+_CONTRACTED_VERBS: Final = frozenset({"re", "s", "ll", "ve", "d", "m"})
+_SUBJECT_WINDOW: Final = 7
+_QUESTION: Final = re.compile(r"[^.!?:;]*\?")
+"""The questions of what a statement is read after, without the lead-ins around them."""
+_JOINING_WORDS: Final = frozenset({"and", "or", "like", "plus", "also", "too"})
+"""Words that join a second subject to the quote's ("Employees and contractors get ...")."""
 _SENTENCE: Final = re.compile(r"(?<=[.!?])\s+|\n+")
 _CAPITALISED: Final = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*\b")
 
@@ -406,26 +418,45 @@ def _moved_value(claim_text: str, anchor: Anchor) -> str | None:
 
 
 def _question_in_place_of_quote(claim_text: str, anchor: Anchor) -> str | None:
-    """A word the claim takes from the question its quote is read after may add to the quote ("What do new hires
-    get?" and "A laptop." are "New hires get a laptop."), never stand where the quote has a word of its own:
-    under "Can contractors get a laptop?", "Employees get a MacBook Pro." says nothing of contractors, however
-    the items between them are read."""
+    """The claim's subject taken from the question its quote is read after, where the quote's sentence states a
+    subject of its own: under "Can contractors get a laptop?", "Employees get a MacBook Pro." says nothing of
+    contractors, however the items between them are read (a window that repeats the question but not the "- No."
+    after it). Checked against the quoted sentence whole, so a quote that leaves its subject out ("get a MacBook
+    Pro.") lends none. A question's word may add to the quote ("New hires get a laptop." from "A laptop.", "Taxi
+    rides are covered." from "Yes, rides are covered."), but not join another subject ("Employees and contractors
+    get ..."). The subject is what stands before the sentence's first verb (`_SUBJECT_VERBS`): an instruction or
+    a fragment has none, and a pronoun or a reply word is no subject of its own."""
     claim = words(claim_text)
-    claimed = set(content_stems(claim_text))
+    said = {stem(word) for word in claim}
     for statement in anchor.statements:
-        asked = read_with([statement.context, statement.asked])
-        if "?" not in asked:
+        read_after = read_with([statement.context, statement.asked])
+        questions = " ".join(_QUESTION.findall(read_after))
+        if not questions or statement.kind == "row":
             continue
-        quoted = plain(anchor.chunk.text[max(statement.start, anchor.span.start):min(statement.end, anchor.span.end)])
-        own = words(quoted)
-        from_question = set(content_stems(asked)) - set(content_stems(quoted))
-        for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(a=claim, b=own, autojunk=False).get_opcodes():
-            taken = sorted({word for word in claim[a1:a2] if stem(word) in from_question})
-            displaced = sorted({word for word in own[b1:b2]
-                                if word not in STOPWORDS | _REPLY_WORDS and stem(word) not in claimed})
-            if tag == "replace" and taken and displaced:
-                return f"the claim puts {taken} of the question in place of {displaced} of the quote"
+        own = words(plain(anchor.chunk.text[statement.start:statement.end]))
+        from_question = set(content_stems(questions)) - {stem(word) for word in own}
+        claim_subject = _subject(_after_prefix(claim, words(read_after)))
+        taken = sorted({word for word in claim_subject if stem(word) in from_question and word not in STOPWORDS})
+        own_subject = {stem(word) for word in _subject(own) if word not in STOPWORDS | _REPLY_WORDS}
+        displaced = sorted(own_subject - said)
+        joined = own_subject & {stem(word) for word in claim_subject} and set(claim_subject) & _JOINING_WORDS
+        if taken and (displaced or joined):
+            return f"the claim gives {taken} of the question what the quote says of {sorted(own_subject)}"
     return None
+
+
+def _after_prefix(claim: Sequence[str], prefix: Sequence[str]) -> list[str]:
+    """The claim without what its quote is read after, when it opens by saying it ("Before booking, check: Is
+    the trip approved? Your manager approves it." is the claim of "Your manager approves it.")."""
+    return list(claim[len(prefix):]) if prefix and list(claim[:len(prefix)]) == list(prefix) else list(claim)
+
+
+def _subject(tokens: Sequence[str]) -> list[str]:
+    """The words before a sentence's first verb among its first few, or [] when it has none there."""
+    for index, token in enumerate(tokens[:_SUBJECT_WINDOW]):
+        if token in _SUBJECT_VERBS or ("'" in token and token.rpartition("'")[2] in _CONTRACTED_VERBS):
+            return list(tokens[:index])
+    return []
 
 
 def _value_groups(anchor: Anchor) -> list[tuple[set[str], set[str], bool]]:

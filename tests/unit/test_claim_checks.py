@@ -247,11 +247,14 @@ def test_items_nested_under_a_question_answer_it_until_one_says_yes_or_no(text: 
     "- Can contractors get equipment?\n  - Laptops:\n    - No.\n    - Employees get a MacBook Pro.",
     "- Q: Can contractors get a laptop? See below.\n  - A: No.\n  - Employees get a MacBook Pro.",
 ])
-def test_a_word_of_the_question_never_takes_the_place_of_a_word_of_the_quote(text: str) -> None:
-    reason = refused("Contractors get a MacBook Pro.", chunk("office#kit", text).chunk,
-                     quote="Employees get a MacBook Pro.")
-    assert reason == "the claim puts ['contractors'] of the question in place of ['employees'] of the quote"
-    assert "in place of ['interns']" in refused(
+def test_a_claim_never_gives_the_questions_subject_what_the_quote_says_of_its_own(text: str) -> None:
+    kit = chunk("office#kit", text).chunk
+    because = "the claim gives ['contractors'] of the question what the quote says of ['employe']"
+    assert refused("Contractors get a MacBook Pro.", kit, quote="Employees get a MacBook Pro.") == because
+    assert refused("Contractors get a MacBook Pro.", kit, quote="get a MacBook Pro.") == because  # cut short
+    assert refused("Employees and contractors get a MacBook Pro.", kit, quote="Employees get a MacBook Pro.") == (
+        because)
+    assert "what the quote says of ['intern']" in refused(
         "New hires get a Chromebook.", chunk("office#kit", "- What do new hires get?\n  - A laptop.\n"
                                                            "  - Interns get a Chromebook.").chunk,
         quote="Interns get a Chromebook.")
@@ -260,12 +263,21 @@ def test_a_word_of_the_question_never_takes_the_place_of_a_word_of_the_quote(tex
 @pytest.mark.parametrize(("text", "claim", "quote"), [
     ("- How do I request leave?\n  - Submit it in BambooHR.", "You request leave by submitting it in BambooHR.",
      "Submit it in BambooHR."),
+    ("- Where do I send invoices?\n  - Upload them to Ledgerly.", "Send invoices to Ledgerly.",
+     "Upload them to Ledgerly."),  # an instruction has no subject to replace
     ("- Can I expense a taxi?\n  - Yes, rides after 9pm are covered.", "Taxi rides after 9pm are covered.",
      "Yes, rides after 9pm are covered."),
     ("- Is parking free?\n  - Yes, on weekends.", "Parking is free on weekends.", "Yes, on weekends."),
+    ("- When are timesheets due?\n  - They're due every Friday.", "Timesheets are due every Friday.",
+     "They're due every Friday."),  # a pronoun is no subject of its own
+    ("- Can I bring my dog?\n  - Yes, dogs are allowed on Fridays.", "You can bring your dog on Fridays.",
+     "Yes, dogs are allowed on Fridays."),
+    ("When reviewing a plan, consider:\n\n- Is there a cheaper or simpler option? Disagreeing is fine, but offer one.",
+     "When reviewing a plan, consider: Is there a cheaper or simpler option? Disagreeing is fine, but offer one.",
+     "Disagreeing is fine, but offer one."),  # the claim says what its quote is read after, word for word
 ])
-def test_a_word_of_the_question_may_add_to_the_quote_or_say_what_its_yes_replies(text: str, claim: str,
-                                                                                   quote: str) -> None:
+def test_a_word_of_the_question_may_add_to_the_quote_or_say_what_its_reply_refers_to(text: str, claim: str,
+                                                                                       quote: str) -> None:
     passes(claim, chunk("office#kit", text).chunk, quote=quote)
 
 

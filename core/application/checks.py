@@ -33,6 +33,7 @@ from core.application.quotes import (
     MAX_STATEMENTS,
     Span,
     Statement,
+    cell_spans,
     occurrences,
     plain,
     quoted_text,
@@ -421,19 +422,19 @@ def _question_in_place_of_quote(claim_text: str, anchor: Anchor) -> str | None:
     """The claim's subject taken from the question its quote is read after, where the quote's sentence states a
     subject of its own: under "Can contractors get a laptop?", "Employees get a MacBook Pro." says nothing of
     contractors, however the items between them are read (a window that repeats the question but not the "- No."
-    after it). Checked against the quoted sentence whole, so a quote that leaves its subject out ("get a MacBook
-    Pro.") lends none. A question's word may add to the quote ("New hires get a laptop." from "A laptop.", "Taxi
-    rides are covered." from "Yes, rides are covered."), but not join another subject ("Employees and contractors
-    get ..."). The subject is what stands before the sentence's first verb (`_SUBJECT_VERBS`): an instruction or
-    a fragment has none, and a pronoun or a reply word is no subject of its own."""
+    after it), nor does it beside a table cell that asks. Checked against the quoted sentence whole, so a quote
+    that leaves its subject out ("get a MacBook Pro.") lends none. A question's word may add to the quote ("New
+    hires get a laptop." from "A laptop.", "Taxi rides are covered." from "Yes, rides are covered."), but not join
+    another subject ("Employees and contractors get ..."). The subject is what stands before the sentence's first
+    verb (`_SUBJECT_VERBS`): an instruction or a fragment has none, and a pronoun or a reply word is no subject
+    of its own."""
     claim = words(claim_text)
     said = {stem(word) for word in claim}
     for statement in anchor.statements:
-        read_after = read_with([statement.context, statement.asked])
-        questions = " ".join(_QUESTION.findall(read_after))
-        if not questions or statement.kind == "row":
+        questions, read_after, own_text = _asked_and_own(anchor, statement)
+        if not questions:
             continue
-        own = words(plain(anchor.chunk.text[statement.start:statement.end]))
+        own = words(own_text)
         from_question = set(content_stems(questions)) - {stem(word) for word in own}
         claim_subject = _subject(_after_prefix(claim, words(read_after)))
         taken = sorted({word for word in claim_subject if stem(word) in from_question and word not in STOPWORDS})
@@ -443,6 +444,21 @@ def _question_in_place_of_quote(claim_text: str, anchor: Anchor) -> str | None:
         if taken and (displaced or joined):
             return f"the claim gives {taken} of the question what the quote says of {sorted(own_subject)}"
     return None
+
+
+def _asked_and_own(anchor: Anchor, statement: Statement) -> tuple[str, str, str]:
+    """The questions a quoted statement replies to, what it is read after, and its own words: for a sentence or
+    an item, the questions it is read after and the whole sentence; for a table row, its cells that ask ("| Can
+    contractors get a laptop? | Employees get a MacBook Pro. |") and the quoted cells that do not."""
+    text = anchor.chunk.text
+    if statement.kind != "row":
+        read_after = read_with([statement.context, statement.asked])
+        return " ".join(_QUESTION.findall(read_after)), read_after, plain(text[statement.start:statement.end])
+    cells = [(start, end, plain(text[start:end])) for start, end in cell_spans(text, statement)]
+    asking = [cell for _, _, cell in cells if cell.endswith("?")]
+    quoted = [cell for start, end, cell in cells
+              if not cell.endswith("?") and start < anchor.span.end and anchor.span.start < end]
+    return " ".join(asking), "", " ".join(quoted)
 
 
 def _after_prefix(claim: Sequence[str], prefix: Sequence[str]) -> list[str]:

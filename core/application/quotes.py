@@ -146,7 +146,7 @@ def quoted_text(text: str, statement: Statement, span: Span) -> str:
         return reading.stated(plain(reading.read_with([statement.context, statement.asked])), plain(text[start:end]))
     headers = [normalise(cell, fold=False).text for cell in statement.context.strip().strip("|").split("|")]
     pairs = []
-    for index, (cell_start, cell_end) in enumerate(_cells(text, statement)):
+    for index, (cell_start, cell_end) in enumerate(cell_spans(text, statement)):
         if cell_start < end and start < cell_end:
             cell = normalise(text[cell_start:cell_end], fold=False).text
             header = headers[index] if index < len(headers) else ""
@@ -154,7 +154,7 @@ def quoted_text(text: str, statement: Statement, span: Span) -> str:
     return "; ".join(pair for pair in pairs if pair)
 
 
-def _cells(text: str, statement: Statement) -> list[tuple[int, int]]:
+def cell_spans(text: str, statement: Statement) -> list[tuple[int, int]]:
     """Offsets of a table row's cells, pipes excluded."""
     row = text[statement.start:statement.end]
     bounds = [index for index, char in enumerate(row) if char == "|"]

@@ -260,6 +260,15 @@ def test_a_claim_never_gives_the_questions_subject_what_the_quote_says_of_its_ow
         quote="Interns get a Chromebook.")
 
 
+def test_a_table_of_questions_and_replies_lends_no_question_its_neighbours_subject() -> None:
+    faq = chunk("office#faq", "| Question | Answer |\n|---|---|\n| Can contractors get a laptop? | Employees get a "
+                              "MacBook Pro. |\n| Can interns park? | Yes, in bay C. |").chunk
+    assert refused("Contractors get a MacBook Pro.", faq, quote="Employees get a MacBook Pro.") == (
+        "the claim gives ['contractors'] of the question what the quote says of ['employe']")
+    assert "the claim gives ['contractors']" in refused("Contractors get a MacBook Pro.", faq)  # aligned, no quote
+    passes("Interns can park in bay C.", faq, quote="| Can interns park? | Yes, in bay C. |")
+
+
 @pytest.mark.parametrize(("text", "claim", "quote"), [
     ("- How do I request leave?\n  - Submit it in BambooHR.", "You request leave by submitting it in BambooHR.",
      "Submit it in BambooHR."),

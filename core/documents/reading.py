@@ -484,12 +484,12 @@ def _prose(line: str, start: int, *, kind: StatementKind, context: str, skip: in
     lead = len(body) - len(body.lstrip())
     at = start + skip + lead
     asked: list[str] = []
-    for begin, end in sentence_spans(body.strip()):
+    later = context if later_context is None else later_context
+    for index, (begin, end) in enumerate(sentence_spans(body.strip())):
         sentence = body.strip()[begin:end]
-        yield StatementSpan(start=at + begin, end=at + end, kind=kind, context=context,
+        yield StatementSpan(start=at + begin, end=at + end, kind=kind, context=later if index else context,
                             asked="" if _asks(sentence) else " ".join(_replied_to(asked)))
         asked = [*asked, sentence] if _asks(sentence) else []
-        context = context if later_context is None else later_context
 
 
 def _replied_to(questions: Sequence[str]) -> list[str]:

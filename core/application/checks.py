@@ -70,6 +70,10 @@ _CONTRACTED_VERBS: Final = frozenset({"re", "s", "ll", "ve", "d", "m"})
 _SUBJECT_WINDOW: Final = 7
 _QUESTION: Final = re.compile(r"[^.!?:;]*\?")
 """The questions of what a statement is read after, without the lead-ins around them."""
+_LEADING_CLAUSE: Final = re.compile(
+    r"^\W*(?:if|when|whenever|before|after|once|unless|while|until|during)\b[^,;:]*[,;:]\s*", re.IGNORECASE)
+"""A condition a claim opens with ("If a laptop is stolen, ..."): its main clause's subject comes after it."""
+_REFERRING_PRONOUNS: Final = frozenset({"they", "it", "he", "she", "this", "these", "those"})
 _JOINING_WORDS: Final = frozenset({"and", "or", "like", "plus", "also", "too"})
 """Words that join a second subject to the quote's ("Employees and contractors get ...")."""
 _SENTENCE: Final = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -430,13 +434,14 @@ def _question_in_place_of_quote(claim_text: str, anchor: Anchor) -> str | None:
     of its own."""
     claim = words(claim_text)
     said = {stem(word) for word in claim}
-    for statement in anchor.statements:
-        questions, read_after, own_text = _asked_and_own(anchor, statement)
+    readings = [_asked_and_own(anchor, statement) for statement in anchor.statements]
+    quoted = {stem(word) for _, _, own_text in readings for word in words(own_text)}
+    for questions, read_after, own_text in readings:
         if not questions:
             continue
         own = words(own_text)
-        from_question = set(content_stems(questions)) - {stem(word) for word in own}
-        claim_subject = _subject(_after_prefix(claim, words(read_after)))
+        from_question = set(content_stems(questions)) - quoted
+        claim_subject = _claimed_subject(claim_text, read_after)
         taken = sorted({word for word in claim_subject if stem(word) in from_question and word not in STOPWORDS})
         own_subject = {stem(word) for word in _subject(own) if word not in STOPWORDS | _REPLY_WORDS}
         displaced = sorted(own_subject - said)
@@ -461,10 +466,29 @@ def _asked_and_own(anchor: Anchor, statement: Statement) -> tuple[str, str, str]
     return " ".join(asking), "", " ".join(quoted)
 
 
-def _after_prefix(claim: Sequence[str], prefix: Sequence[str]) -> list[str]:
-    """The claim without what its quote is read after, when it opens by saying it ("Before booking, check: Is
-    the trip approved? Your manager approves it." is the claim of "Your manager approves it.")."""
-    return list(claim[len(prefix):]) if prefix and list(claim[:len(prefix)]) == list(prefix) else list(claim)
+def _claimed_subject(claim_text: str, read_after: str) -> list[str]:
+    """The subject of the claim's main clause, after what its quote is read after when the claim opens by saying
+    it ("Before booking, check: Is the trip approved? Your manager approves it.") and after a condition it opens
+    with ("If a laptop is stolen, report it ..."), unless the main clause names its subject only by a pronoun
+    ("If contractors need one, they get ...")."""
+    said = _after_prefix(claim_text, read_after)
+    main = _LEADING_CLAUSE.sub("", said, count=1)
+    subject = _subject(words(main))
+    if main != said and subject and set(subject) <= _REFERRING_PRONOUNS:
+        return _subject(words(said))
+    return subject
+
+
+def _after_prefix(claim_text: str, prefix: str) -> str:
+    """The claim's text after `prefix` when its words open the claim, else the whole claim."""
+    wanted = words(prefix)
+    count = 0
+    for token in re.finditer(r"\S+", claim_text) if wanted else ():
+        count += len(words(token.group()))
+        if count >= len(wanted):
+            opened = words(claim_text[:token.end()]) == wanted
+            return claim_text[token.end():] if opened else claim_text
+    return claim_text
 
 
 def _subject(tokens: Sequence[str]) -> list[str]:

@@ -254,6 +254,8 @@ def test_a_claim_never_gives_the_questions_subject_what_the_quote_says_of_its_ow
     assert refused("Contractors get a MacBook Pro.", kit, quote="get a MacBook Pro.") == because  # cut short
     assert refused("Employees and contractors get a MacBook Pro.", kit, quote="Employees get a MacBook Pro.") == (
         because)
+    assert refused("If contractors need one, they get a MacBook Pro.", kit, quote="Employees get a MacBook Pro.") == (
+        because)  # a pronoun names the subject the condition gave
     assert "what the quote says of ['intern']" in refused(
         "New hires get a Chromebook.", chunk("office#kit", "- What do new hires get?\n  - A laptop.\n"
                                                            "  - Interns get a Chromebook.").chunk,
@@ -281,6 +283,11 @@ def test_a_table_of_questions_and_replies_lends_no_question_its_neighbours_subje
      "They're due every Friday."),  # a pronoun is no subject of its own
     ("- Can I bring my dog?\n  - Yes, dogs are allowed on Fridays.", "You can bring your dog on Fridays.",
      "Yes, dogs are allowed on Fridays."),
+    ("- What if a laptop is stolen?\n  - Staff must report it to IT within 24 hours.",
+     "If your laptop is stolen, you must report it to IT within 24 hours.",
+     "Staff must report it to IT within 24 hours."),  # the condition is no subject
+    ("- Can contractors get a laptop?\n  - Employees get a MacBook Pro. Contractors get a Chromebook.",
+     "Contractors get a Chromebook.", "Employees get a MacBook Pro. Contractors get a Chromebook."),
     ("When reviewing a plan, consider:\n\n- Is there a cheaper or simpler option? Disagreeing is fine, but offer one.",
      "When reviewing a plan, consider: Is there a cheaper or simpler option? Disagreeing is fine, but offer one.",
      "Disagreeing is fine, but offer one."),  # the claim says what its quote is read after, word for word

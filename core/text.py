@@ -19,7 +19,8 @@ STOPWORDS: Final = frozenset(
     this those through to too under until up very was wasn't we we're were weren't what what's whats when
     where which while who whom why will with won't would wouldn't you you're your yours yourself
     yourselves get got gets do does also may might must shall us one ok okay please tell know need want
-    like still really just thing things stuff anything something someone anyone many much""".split()
+    like still really just thing things stuff anything something someone anyone many much i'd i'll you'd you'll
+    you've he'd he'll he's she'd she'll she's it'll we'd we'll we've they'd they'll they're they've""".split()
 )
 
 ADDRESS: Final = re.compile(r"\b(?:https?://|www\.)[^\s<>()\[\]]+|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", re.IGNORECASE)

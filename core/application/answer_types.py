@@ -83,6 +83,11 @@ time. "When I ask for help, what ..." opens a clause: it asks no time."""
 _YES_NO: Final = re.compile(rf"^\W*(?!(?:is|are)\s+there\b){_AUXILIARY}\s", re.I)
 """A question that opens with an auxiliary verb asks yes or no ("does the fee cover ...?"). "Is there a fee
 for ...?" asks for the fee itself: its answer states one, or that there is none."""
+_LAST_CLAUSE_YES_NO: Final = re.compile(rf"(?:[,;:]|\s[-\u2013\u2014])\s+(?!(?:is|are)\s+there\b){_AUXILIARY}\s"
+                                        r"[^,;:?]*\?\W*$", re.I)
+"""Chat asks after the situation the question is in: "I fly on Sunday, does the travel limit apply?" asks yes or
+no as well."""
+_OPENS_WITH_QUESTION_WORD: Final = re.compile(r"^\W*(?:who|whom|whose|what|which|when|where|why|how)\b", re.I)
 
 _ROLE_WORDS: Final = re.compile(r"\b(director|manager|lead|officer|supervisor|team|desk|department|owner|"
                                 r"administrator|admin|committee|board|coordinator|head|chief|president|"
@@ -206,7 +211,8 @@ def expected_answer_type(question: str) -> AnswerType:
     for answer_type, leading in _LEADING_WORD:
         if leading.search(question):
             return answer_type
-    yes_no = bool(_YES_NO.search(question))
+    yes_no = bool(_YES_NO.search(question)) or (
+        not _OPENS_WITH_QUESTION_WORD.search(question) and bool(_LAST_CLAUSE_YES_NO.search(question)))
     for cue in _TYPE_CUES:
         if cue.asking.search(question) or (not yes_no and cue.naming is not None and cue.naming.search(question)):
             return cue.answer_type

@@ -59,6 +59,12 @@ _OPEN_ENDINGS: Final = frozenset("""if when whenever where unless until while be
     without by from in into on at as like than that which who whom whose whether the a an our your their is are be
     include includes including following need needs get gets means""".split())
 """Words no finished sentence ends on: a paragraph that stops at one goes on in the list after it."""
+_REFERRING_LEAD_IN: Final = re.compile(r"^\W*(?:for example|for instance|e\.g|examples?(?: include)?|such as|"
+                                       r"these include|this includes|including|in particular|specifically|namely|"
+                                       r"as follows|"
+                                       r"here are (?:some|a few)(?: more)? examples|"
+                                       r"(?:in practice,? )?(?:that|this) (?:usually |often )?means)\W*$", re.I)
+"""A lead-in that only points back ("For example:"): the sentence before it says what its list continues."""
 _FULL_QUESTION: Final = re.compile(r"^\W*(?:who|whom|whose|what|which|when|where|why|how|is|are|was|were|am|do|does|"
                                    r"did|can|could|should|must|will|would|may|might|shall|have|has|had)\b", re.I)
 """A question that asks on its own, not the situation of the next one ("Paged at night?")."""
@@ -172,10 +178,13 @@ def rendered_length(run: Sequence[Piece]) -> int:
 
 
 def _lead_in(paragraph: Sequence[Piece]) -> tuple[Piece, ...]:
-    """A paragraph's last sentence when a list after it continues it (`_announces`)."""
-    if paragraph and _announces(paragraph[-1].text):
-        return (paragraph[-1],)
-    return ()
+    """A paragraph's last sentence when a list after it continues it (`_announces`), after the sentence it
+    points back to when it says nothing alone ("For example:")."""
+    if not paragraph or not _announces(paragraph[-1].text):
+        return ()
+    if _REFERRING_LEAD_IN.match(paragraph[-1].text) and len(paragraph) > 1:
+        return tuple(paragraph[-2:])
+    return (paragraph[-1],)
 
 
 def _block_pieces(block: Block, *, lead_in: tuple[Piece, ...], page: int | None) -> list[Piece]:
@@ -348,10 +357,12 @@ class _State:
     """The lead-in of the list being read."""
     pending_lead: str = ""
     """The last sentence of the prose just read, when it ends with a colon: the lead-in of a list that follows."""
+    last_sentence: str = ""
+    """The last sentence of the line just read, when it was prose."""
     fenced: bool = False
 
     def reset(self) -> None:
-        self.header, self.list_lead, self.pending_lead = "", "", ""
+        self.header, self.list_lead, self.pending_lead, self.last_sentence = "", "", "", ""
         self.levels.clear()
 
 
@@ -377,6 +388,7 @@ def statements(text: str) -> list[StatementSpan]:
 
 def _line_statements(line: str, start: int, state: _State) -> Iterator[StatementSpan]:
     stripped = line.strip()
+    follows, state.last_sentence = state.last_sentence, ""
     item = _LIST_ITEM.match(line)
     if _FENCE.match(line):
         state.fenced = not state.fenced
@@ -399,10 +411,11 @@ def _line_statements(line: str, start: int, state: _State) -> Iterator[Statement
         yield from _item(line, start, item, state)
     else:
         state.header = ""
-        yield from _paragraph_line(line, start, state)
+        yield from _paragraph_line(line, start, state, follows=follows)
 
 
-def _paragraph_line(line: str, start: int, state: _State) -> Iterator[StatementSpan]:
+def _paragraph_line(line: str, start: int, state: _State, *, follows: str) -> Iterator[StatementSpan]:
+    """A line of prose; `follows` is the sentence of the line just before it, when no blank line came between."""
     indent = len(line) - len(line.lstrip())
     if state.levels and indent > 0:  # a later paragraph of an item, indented under it
         while state.levels and state.levels[-1].indent >= indent:
@@ -413,9 +426,21 @@ def _paragraph_line(line: str, start: int, state: _State) -> Iterator[StatementS
     state.levels.clear()
     state.list_lead = ""
     spans = list(_prose(line, start, kind="sentence", context="", skip=indent))
-    last = line[spans[-1].start - start:spans[-1].end - start] if spans else ""
-    state.pending_lead = last if _announces(last) else ""
+    sentences = [follows, *(line[span.start - start:span.end - start] for span in spans)]
+    state.pending_lead = _list_lead(sentences)
+    state.last_sentence = sentences[-1]
     yield from spans
+
+
+def _list_lead(sentences: Sequence[str]) -> str:
+    """The lead-in of a list after these sentences: the last, when it announces one, read after the sentence
+    before it when it only points back ("We fund learning. For example:")."""
+    last = sentences[-1]
+    if not _announces(last):
+        return ""
+    if _REFERRING_LEAD_IN.match(last) and len(sentences) > 1:
+        return read_with(sentences[-2:])
+    return last
 
 
 def _announces(sentence: str) -> bool:

@@ -59,6 +59,11 @@ def test_the_asked_for_kind_of_value_is_read_from_the_question(question: str, ex
     ("is there a fee for a replacement badge?", "amount"),  # ... but "is there a fee" asks for it
     ("we rate-limited a partner's API key, who do I tell?", "person"),
     ("do you know how long a refund takes?", "time"),  # an asking phrase holds wherever it stands
+    ("i only drive on weekends, does the mileage cap apply?", "any"),  # chat asks yes or no after its situation
+    ("parking at the depot - is the fee refunded?", "any"),
+    ("does the fee, which is new this year, cover parking?", "any"),  # a clause inside is no situation
+    ("what is the mileage cap - is it per trip?", "amount"),  # a question word asks first
+    ("i park at the depot, is there a fee?", "amount"),
 ])
 def test_the_question_word_decides_and_a_yes_no_question_only_mentions_its_nouns(question: str,
                                                                                  expected: str) -> None:

@@ -222,6 +222,25 @@ def test_a_window_that_starts_inside_a_list_repeats_its_lead_ins() -> None:
     assert later and all(s.context == "Return on your last day: Hardware" for s in later)
 
 
+def test_a_lead_in_that_only_points_back_is_read_after_the_sentence_it_points_to() -> None:
+    body = ("## Giving\n\nWe match donations to registered charities. For example:\n\n- a food bank\n\n"
+            "Some teams volunteer together.\n\nSuch as:\n\n- a park clean-up\n")
+    items = {s.own: s.context for s in statements(body) if s.kind == "item"}
+    assert items == {"a food bank": "We match donations to registered charities. For example:",
+                     "a park clean-up": "Such as:"}  # a paragraph of its own points nowhere we can tell
+
+
+def test_a_window_that_starts_at_a_list_repeats_the_sentence_its_lead_in_points_back_to() -> None:
+    items = "\n".join(f"- Volunteering day number {n} with a partner charity of the team's choice" for n in range(40))
+    body = f"## Giving\n\nEvery team member gets two volunteering days a year. For instance:\n\n{items}\n"
+    chunks = chunk_document(document(body))
+    assert len(chunks) > 2
+    lead = "Every team member gets two volunteering days a year. For instance:"
+    for chunk in chunks[1:]:
+        assert chunk.text.startswith(lead.replace(" For", "\nFor") + "\n- Volunteering day")
+        assert all(s.context == lead for s in split_statements(retrieved(chunk)) if s.kind == "item")
+
+
 def test_a_list_is_the_run_of_items_after_its_lead_in_and_two_lists_with_one_lead_in_are_two() -> None:
     body = ("## Kits\n\nLaptop kit. You need:\n\n- a charger\n- a sleeve\n\nPhone kit. You need:\n\n"
             "- a case\n  - hard or soft\n  - with a strap\n- a sim card\n")

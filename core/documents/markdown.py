@@ -3,14 +3,15 @@
 What a reader does not read as words is not kept as words: a paragraph wrapped at 80 columns is one paragraph,
 a link is its text with the target kept apart, emphasis and code marks go, inline HTML is reduced to its text
 (`<br>` a space, `<a href>` a link, a site component such as `<TeamMember name="Ana" />` its name), and an
-HTML block becomes the paragraphs of its text (or is left out with a warning when it has none). Headings are
+HTML block becomes the paragraphs, headings and lists of its text (or is left out with a warning when it has
+none). Headings are
 sections wherever they stand, inside a blockquote too. A page with no headings below its title is divided at
 its bold lead-ins ("**Travel.** Book through..."), the author's own headings on such a page.
 """
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
 from typing import Final
 
@@ -352,8 +353,24 @@ class _TagReader(HTMLParser):
         self.naming = next((values[key] for key in _NAMING_ATTRIBUTES if key in values), None)
 
 
+@dataclass(kw_only=True)
+class _OpenList:
+    """An HTML list being read: its finished items, and the open item's words and nested blocks."""
+
+    ordered: bool
+    items: list[ListItem] = field(default_factory=list)
+    text: Text | None = None
+    children: list[Block] = field(default_factory=list)
+
+    def close_item(self) -> None:
+        if self.text is not None or self.children:
+            self.items.append(ListItem(text=self.text or Text(text=""), children=tuple(self.children)))
+        self.text, self.children = None, []
+
+
 class _HtmlText(HTMLParser):
-    """An HTML block's text: block tags end a paragraph, headings are headings, links are links."""
+    """An HTML block's text: block tags end a paragraph, headings are headings, lists are lists (`<li>` under
+    `<ul>` or `<ol>`, nested ones under their item), links are links."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -361,6 +378,7 @@ class _HtmlText(HTMLParser):
         self._builder = _TextBuilder()
         self._heading: int | None = None
         self._skipping = 0
+        self._lists: list[_OpenList] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _SKIPPED_TAGS:
@@ -368,6 +386,10 @@ class _HtmlText(HTMLParser):
             return
         if tag in _BREAK_TAGS or (tag[:1] == "h" and tag[1:].isdigit()):
             self._flush()
+        if tag in ("ul", "ol"):
+            self._lists.append(_OpenList(ordered=tag == "ol"))
+        elif tag == "li" and self._lists:
+            self._lists[-1].close_item()
         if tag[:1] == "h" and tag[1:].isdigit():
             self._heading = int(tag[1:])
         values = {key: value for key, value in attrs if value}
@@ -390,6 +412,10 @@ class _HtmlText(HTMLParser):
             self._builder.close_link(tag="a")
         elif tag in _BREAK_TAGS or (tag[:1] == "h" and tag[1:].isdigit()):
             self._flush()
+            if tag == "li" and self._lists:
+                self._lists[-1].close_item()
+            elif tag in ("ul", "ol") and self._lists:
+                self._close_list()
 
     def handle_data(self, data: str) -> None:
         if not self._skipping:
@@ -397,15 +423,36 @@ class _HtmlText(HTMLParser):
 
     def events(self) -> list[_Event]:
         self._flush()
+        while self._lists:  # a list the block leaves open ends with it
+            self._close_list()
         return self._events
 
     def _flush(self) -> None:
         text = self._builder.build()
         self._builder = _TextBuilder()
         if text:
-            self._events.append(Heading(level=self._heading, text=text.text) if self._heading
-                                else Paragraph(text=replace(text, lead=0)))
+            if self._heading:
+                self._events.append(Heading(level=self._heading, text=text.text))
+            else:
+                self._add(Paragraph(text=replace(text, lead=0)))
         self._heading = None
+
+    def _close_list(self) -> None:
+        closed = self._lists.pop()
+        closed.close_item()
+        if closed.items:
+            self._add(ListBlock(items=tuple(closed.items), ordered=closed.ordered))
+
+    def _add(self, block: Block) -> None:
+        """A block where it stands: an open item's words or nested block, or a block of the page."""
+        if not self._lists:
+            self._events.append(block)
+            return
+        item = self._lists[-1]
+        if isinstance(block, Paragraph) and item.text is None and not item.children:
+            item.text = block.text
+        else:
+            item.children.append(block)
 
 
 # -- helpers ------------------------------------------------------------------------------------------------

@@ -177,6 +177,35 @@ Ask <TeamMember name="Ana Ruiz" photo /> about visas.<br>Her office is on the
     assert "<" not in chunk.text and [link.target for link in chunk.links] == ["https://wiki.example.com/floor-2"]
 
 
+def test_an_html_list_is_a_list_read_with_its_lead_in_and_its_nesting() -> None:
+    body = """## Security review
+
+<details>
+  <summary>What the review covers</summary>
+  <p>Every review checks:</p>
+  <ul>
+    <li>Who can <a href="https://wiki.example.com/access">reach the data</a></li>
+    <li>Where the data is kept:
+      <ol><li>in the EU region</li><li>encrypted at rest</li></ol>
+    </li>
+    <li><strong>Signed off:</strong> by the security lead
+  </ul>
+  <p>Reviews take a week.</p>
+</details>
+"""
+    assert texts(body) == [
+        "What the review covers", "Every review checks:",
+        "Every review checks: Who can reach the data",
+        "Every review checks: Where the data is kept:",
+        "Every review checks: Where the data is kept: in the EU region",
+        "Every review checks: Where the data is kept: encrypted at rest",
+        "Every review checks: Signed off: by the security lead",
+        "Reviews take a week.",
+    ]
+    (chunk,) = chunk_document(document(body))
+    assert [link.target for link in chunk.links] == ["https://wiki.example.com/access"]
+
+
 def test_a_page_without_headings_is_divided_at_its_bold_lead_ins() -> None:
     body = """**Parking.** Staff park in the north lot. Visitors use the south lot.
 

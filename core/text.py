@@ -20,8 +20,12 @@ STOPWORDS: Final = frozenset(
     where which while who whom why will with won't would wouldn't you you're your yours yourself
     yourselves get got gets do does also may might must shall us one ok okay please tell know need want
     like still really just thing things stuff anything something someone anyone many much i'd i'll you'd you'll
-    you've he'd he'll he's she'd she'll she's it'll we'd we'll we've they'd they'll they're they've""".split()
+    you've he'd he'll he's she'd she'll she's it'll we'd we'll we've they'd they'll they're they've
+    dont doesnt didnt cant couldnt wouldnt shouldnt isnt arent wasnt werent hasnt havent hadnt wont im ive
+    youre youve youll theyre theyve thats theres hows whos wheres whens whys heres""".split()
 )
+"""Chat drops the apostrophe ("why dont we ...", "im on call"): those spellings are stopwords too, except where
+they are words of their own ("ill", "id", "lets", "wed", "well", "shell")."""
 
 ADDRESS: Final = re.compile(r"\b(?:https?://|www\.)[^\s<>()\[\]]+|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", re.IGNORECASE)
 """A web or e-mail address: words of a place, not facts (`%20` in a URL is not the number 20)."""

@@ -4,9 +4,8 @@ What a reader does not read as words is not kept as words: a paragraph wrapped a
 a link is its text with the target kept apart, emphasis and code marks go, inline HTML is reduced to its text
 (`<br>` a space, `<a href>` a link, a site component such as `<TeamMember name="Ana" />` its name), and an
 HTML block becomes the paragraphs, headings and lists of its text (or is left out with a warning when it has
-none). Headings are
-sections wherever they stand, inside a blockquote too. A page with no headings below its title is divided at
-its bold lead-ins ("**Travel.** Book through..."), the author's own headings on such a page.
+none). Headings are sections wherever they stand, inside a blockquote too. A page with no headings below its
+title is divided at its bold lead-ins ("**Travel.** Book through..."), the author's own headings on such a page.
 """
 
 import re

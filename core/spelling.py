@@ -27,6 +27,22 @@ _WORD: Final = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)*")
 """A word of letters, any alphabet, with its apostrophes: so "mustn't" is one word, never "mustn" and "t"."""
 _PLAIN: Final = re.compile(r"[a-z]+")
 
+_SHORTHAND: Final[dict[str, tuple[str, ...]]] = {
+    "msg": ("message",), "msgs": ("messages",), "yr": ("year",), "yrs": ("years",), "hr": ("hour",),
+    "hrs": ("hours",), "wk": ("week",), "wks": ("weeks",), "mo": ("month",), "mos": ("months",),
+    "mgr": ("manager",), "mgrs": ("managers",), "mtg": ("meeting",), "mtgs": ("meetings",),
+    "appt": ("appointment",), "ppl": ("people",), "dept": ("department",), "acct": ("account",),
+    "amt": ("amount",), "govt": ("government",), "intl": ("international",), "approx": ("approximately",),
+    "perf": ("performance",), "prod": ("production",), "repo": ("repository",), "repos": ("repositories",),
+    "comms": ("communication", "communications"), "comp": ("compensation",), "vuln": ("vulnerability",),
+    "vulns": ("vulnerabilities",), "sev": ("severity",), "cal": ("calendar",), "convo": ("conversation",),
+    "config": ("configuration",), "env": ("environment",), "info": ("information",),
+    "doc": ("documentation", "document"), "docs": ("documentation", "documents"),
+    "req": ("request", "requirement"), "reqs": ("requests", "requirements"), "eng": ("engineering", "engineers"),
+    "hols": ("holidays",),
+}
+"""Chat's shorthand for words a page spells out ("slack msgs", "perf review"), read as the word only where the
+retrieved passages use it: the first of its readings they do ("docs": "documentation", else "documents")."""
 
 @cache
 def english_words() -> frozenset[str]:
@@ -47,15 +63,20 @@ def one_slip_apart(typed: str, meant: str) -> bool:
 
 
 def respelt(question: str, vocabulary: Iterable[str]) -> str:
-    """The question with each slip replaced by the vocabulary word it was meant to be."""
+    """The question with each slip, and each shorthand of chat, replaced by the vocabulary word it was meant to
+    be."""
     known = {word.lower() for word in vocabulary}
     readings = {word for word in known if len(word) >= MIN_SLIP_LENGTH and word not in STOPWORDS}
     english = english_words()
 
     def meant(match: re.Match[str]) -> str:
         typed = match.group(0)
-        if (not _PLAIN.fullmatch(typed) or len(typed) < MIN_SLIP_LENGTH or typed in english
-                or typed in known):
+        if typed in known:
+            return typed
+        spelt_out = next((word for word in _SHORTHAND.get(typed, ()) if word in known), None)
+        if spelt_out is not None:
+            return spelt_out
+        if not _PLAIN.fullmatch(typed) or len(typed) < MIN_SLIP_LENGTH or typed in english:
             return typed
         matches = {word for word in readings if abs(len(word) - len(typed)) <= 1 and one_slip_apart(typed, word)}
         return matches.pop() if len(matches) == 1 else typed

@@ -32,6 +32,15 @@ def test_a_word_is_left_as_typed_unless_one_reading_is_clear(question: str) -> N
     assert respelt(question, vocabulary) == question
 
 
+def test_chat_shorthand_is_read_as_the_word_the_passages_spell_out() -> None:
+    vocabulary = PASSAGE_WORDS | {"messages", "hours", "documentation", "documents"}
+    assert respelt("any msgs about travel hrs?", vocabulary) == "any messages about travel hours?"
+    assert respelt("where are the docs?", vocabulary) == "where are the documentation?"  # the first reading used
+    assert respelt("where are the docs?", PASSAGE_WORDS | {"documents"}) == "where are the documents?"
+    assert respelt("any msgs about my perf?", PASSAGE_WORDS) == "any msgs about my perf?"  # words no passage uses
+    assert respelt("which repo?", PASSAGE_WORDS | {"repo", "repository"}) == "which repo?"  # the page's own word
+
+
 def test_one_slip_is_a_swap_of_neighbours_or_one_letter_more_or_less() -> None:
     assert one_slip_apart("form", "from")
     assert one_slip_apart("travl", "travel")

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
+from itertools import pairwise
 from typing import Final
 
 from markdown_it import MarkdownIt
@@ -32,6 +33,7 @@ from core.documents.model import (
     Text,
     sections_of,
 )
+from core.documents.reading import OPEN_ENDINGS
 
 LEAD_LIMIT: Final = 80
 """A bold run longer than this opens a paragraph for emphasis, not as its title."""
@@ -262,14 +264,16 @@ class _TextBuilder:
 def _inline(node: SyntaxTreeNode | None) -> Text:
     builder = _TextBuilder()
     if node is not None:
-        _write_inline(node.children, builder)
+        _write_inline(node.children, builder, ended=_ended_lines(node))
         opening = [child for child in node.children if not (child.type == "text" and not child.content.strip())]
         if opening and opening[0].type == "strong":
             builder.lead = len(_plain(opening[0]))
     return builder.build()
 
 
-def _write_inline(nodes: Sequence[SyntaxTreeNode], builder: _TextBuilder) -> None:
+def _write_inline(nodes: Sequence[SyntaxTreeNode], builder: _TextBuilder, *,
+                  ended: frozenset[int] = frozenset()) -> None:
+    """`ended`: the soft breaks (by `id`) where the author ended a line (`_ended_lines`)."""
     for index, node in enumerate(nodes):
         match node.type:
             case "text" | "code_inline":
@@ -277,20 +281,43 @@ def _write_inline(nodes: Sequence[SyntaxTreeNode], builder: _TextBuilder) -> Non
             case "hardbreak":
                 builder.break_line()
             case "softbreak":
-                if _opens_labelled_line(nodes[index + 1:]):
+                if id(node) in ended or _opens_labelled_line(nodes[index + 1:]):
                     builder.break_line()
                 else:
                     builder.write(" ")
             case "link":
                 builder.open_link(str(node.attrs.get("href", "")), tag="")
-                _write_inline(node.children, builder)
+                _write_inline(node.children, builder, ended=ended)
                 builder.close_link(tag="")
             case "image" | "s":  # an image's alt text is not the sentence's words; struck-out text is withdrawn
                 continue
             case "html_inline":
                 _write_html_inline(node.content, builder)
             case _:  # strong, em and other wrappers: their words, without the marks
-                _write_inline(node.children, builder)
+                _write_inline(node.children, builder, ended=ended)
+
+
+def _ended_lines(inline: SyntaxTreeNode) -> frozenset[int]:
+    """The soft breaks of a paragraph that end a line its author ended, not one an editor wrapped: a wrapping
+    editor moves the next word up whenever it fits, so a line it would have fitted on, which ends on no
+    punctuation before a capital, ends a sentence whose full stop was left out ("Email sales@example.com" above
+    "Account Executives forward it ..."). A line that ends on a word needing more ("... send it to" above
+    "Jane Doe") goes on."""
+    breaks = [node for node in inline.walk() if node.type in ("softbreak", "hardbreak")]
+    lines = [line.rstrip() for line in inline.content.split("\n")]
+    if len(breaks) != len(lines) - 1:  # a break inside a code span or a tag: the lines are not the breaks
+        return frozenset()
+    width = max(len(line) for line in lines)
+    return frozenset(id(node) for node, (line, following) in zip(breaks, pairwise(lines), strict=True)
+                     if node.type == "softbreak" and _ended_by_author(line, following.lstrip(), width))
+
+
+def _ended_by_author(line: str, following: str, width: int) -> bool:
+    next_word = following.split(maxsplit=1)[0] if following else ""
+    last_word = re.search(r"[a-z']+$", line.lower())
+    return (bool(line) and line[-1].isalnum() and following.lstrip("*_`[(\"'")[:1].isupper()
+            and len(line) + 1 + len(next_word) <= width
+            and (last_word is None or last_word.group() not in OPEN_ENDINGS))
 
 
 def _opens_labelled_line(following: Sequence[SyntaxTreeNode]) -> bool:

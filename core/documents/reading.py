@@ -55,7 +55,7 @@ _FENCE: Final = re.compile(r"^ *(```|~~~)")
 _HEADING: Final = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 _TABLE_RULE: Final = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _CLOSING: Final = ".:;,!?"
-_OPEN_ENDINGS: Final = frozenset("""if when whenever where unless until while because and or but nor to for of with
+OPEN_ENDINGS: Final = frozenset("""if when whenever where unless until while because and or but nor to for of with
     without by from in into on at as like than that which who whom whose whether the a an our your their is are be
     include includes including following need needs get gets means""".split())
 """Words no finished sentence ends on: a paragraph that stops at one goes on in the list after it."""
@@ -450,7 +450,7 @@ def _announces(sentence: str) -> bool:
     ending = sentence.rstrip("*_ ")
     last_word = re.search(r"[a-z']+$", ending.lower())
     return bool(ending) and (ending[-1] in ":,\u2013\u2014-" or (last_word is not None
-                                                                   and last_word.group() in _OPEN_ENDINGS))
+                                                                   and last_word.group() in OPEN_ENDINGS))
 
 
 def _row(line: str, start: int, state: _State) -> Iterator[StatementSpan]:

@@ -52,6 +52,21 @@ reset every Monday at 06:00.
     ]
 
 
+def test_a_line_its_author_ended_without_a_full_stop_ends_its_sentence() -> None:
+    body = """## Sales leads
+
+Send a lead through the contact form or email sales@example.com
+Account managers forward each lead to the regional team within one working day of receiving it.
+Questions about a lead go to
+Dana Reyes, who runs the sales desk and answers within the day.
+"""
+    assert texts(body) == [
+        "Send a lead through the contact form or email sales@example.com",
+        "Account managers forward each lead to the regional team within one working day of receiving it.",
+        "Questions about a lead go to Dana Reyes, who runs the sales desk and answers within the day.",
+    ]
+
+
 def test_a_rule_and_its_exception_wrapped_apart_stay_one_statement() -> None:
     body = """## Notice
 

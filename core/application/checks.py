@@ -59,6 +59,11 @@ SUPPORT_FLOOR: Final = 0.5
 DIRECT_OVERLAP: Final = 0.9
 DIRECT_SIMILARITY: Final = 0.95
 """A cosine at which a claim is near-verbatim: a `direct` citation."""
+_ATTRIBUTING: Final = r"(?:according to|as (?:stated|described|set out|explained) (?:in|by)|per)"
+_LOCATING: Final = r"(?:in|under)"
+_SOURCE_NOUN: Final = r"(?:section|page|part|document|doc|policy|handbook|guide|guidelines)"
+"""How a claim names its source before what it says: "According to the Parental leave section, ...", "In the
+Onboarding Guide page: ..." ("In Germany, ..." under a heading "Germany" is the claim's own words)."""
 _REPLY_WORDS: Final = frozenset("""yes yep yeah nope sure correct absolutely indeed certainly definitely course sorry
     sadly unfortunately afraid never""".split())
 """Words that reply to a question without saying anything of their own: no subject of a sentence."""
@@ -143,7 +148,7 @@ def claim_support(claim: EnvelopeClaim, cited: Sequence[RetrievedChunk], *,
                   embedder: Embedder | None = None) -> Supported | Unsupported:
     """The claim's anchor and citation tier, or why its quote does not state it. The claim is read as plain text,
     as its quote is: a model's Markdown link is its words, never its target's numbers."""
-    claim_text = plain(claim.text)
+    claim_text = _without_attribution(plain(claim.text), cited)
     if claim.quote is not None and claim.quote.strip():
         anchor = quoted_anchor(claim.quote, claim_text, cited)
         if anchor is None:
@@ -161,6 +166,20 @@ def claim_support(claim: EnvelopeClaim, cited: Sequence[RetrievedChunk], *,
         where = "quote" if anchor.given else "best-aligned sentence"
         return Unsupported(reason=reason.replace("the quote", f"the {where}"))
     return Supported(anchor=anchor, tier=_tier(claim_text, anchor, similarity))
+
+
+def _without_attribution(claim_text: str, cited: Sequence[RetrievedChunk]) -> str:
+    """The claim without an opening that names a cited section or document as its source ("According to the
+    Parental leave section, ..."): naming the source asserts nothing, and the title's words and numbers ("1.
+    Product development") are no claim's facts. A source the claim does not cite is its words."""
+    titles = {title for chunk in cited for title in (*chunk.passage.heading.split(" > "), chunk.passage.title)}
+    for title in sorted((t.strip() for t in titles if t.strip()), key=len, reverse=True):
+        named = rf"(?:the\s+)?[\"'\u201c\u2018]?{re.escape(title)}[\"'\u201d\u2019]?"
+        opening = re.match(rf"\s*(?:{_ATTRIBUTING}\s+{named}(?:\s+{_SOURCE_NOUN})?|{_LOCATING}\s+{named}\s+"
+                           rf"{_SOURCE_NOUN})\s*[,:]\s*", claim_text, flags=re.IGNORECASE)
+        if opening:
+            return claim_text[opening.end():]
+    return claim_text
 
 
 def quoted_anchor(quote: str, claim_text: str, cited: Sequence[RetrievedChunk]) -> Anchor | None:

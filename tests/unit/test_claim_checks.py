@@ -405,3 +405,29 @@ def test_a_quote_that_opens_with_its_section_title_keeps_its_negations() -> None
            quote="Volunteering days do not carry over, and they are not paid out when you leave.")
     assert "negation" in refused("Volunteering days carry over, and they are not paid out when you leave.", leave,
                                  quote="Volunteering days do not carry over, and they are not paid out when you leave.")
+
+
+# -- naming the source --------------------------------------------------------------------------------------
+
+ONBOARDING = chunk("onboarding#laptops", "New hires receive a laptop on their first day. Monitors are ordered "
+                   "through the IT portal.", doc_id="onboarding", title="Onboarding Guide",
+                   heading="Onboarding Guide > 2. Equipment for new starters").chunk
+
+
+@pytest.mark.parametrize("opening", [
+    "According to the 2. Equipment for new starters section, ",
+    "As described in the Onboarding Guide, ",
+    "Per the 2. Equipment for new starters page: ",
+    "In the 2. Equipment for new starters section, ",
+])
+def test_naming_the_cited_section_or_document_as_the_source_asserts_nothing(opening: str) -> None:
+    quote = "New hires receive a laptop on their first day."
+    passes(opening + "new hires receive a laptop on their first day.", ONBOARDING, quote)
+
+
+def test_naming_a_source_the_claim_does_not_cite_is_part_of_the_claim() -> None:
+    quote = "New hires receive a laptop on their first day."
+    assert refused("According to the 2024 Security Review, new hires receive a laptop on their first day.",
+                   ONBOARDING, quote) == "numbers not in the quote: ['2024']"
+    assert refused("According to the 2. Equipment for new starters section, new hires receive 2 laptops on their "
+                   "first day.", ONBOARDING, quote) == "numbers not in the quote: ['2']"

@@ -395,15 +395,20 @@ def _without_heading(claim_text: str, heading: str) -> str:
 
 
 def _used_clauses(claim_text: str, evidence: str) -> list[str]:
-    """The quote's clauses the claim restates: at least half of their content words are in the claim, or
-    else the clauses that share the most words with it. A claim may restate part of its quote, and a
-    negation in a clause it leaves out is not its own. A clause without a content word after a question whose
-    every content word the claim says is its reply ("Can contractors bring a dog? No."), read with it so that
-    its "no" counts; so is such a clause the claim says word for word ("(not just for you)")."""
+    """The quote's clauses the claim restates: at least half of their content words are in the claim (of their
+    own words, where they have words no other clause has: a clause the claim leaves out, "(so say why your card
+    wasn't used)", does not count as restated for the words it shares with the rest), or else the clauses that
+    share the most words with it. A claim may restate part of its quote, and a negation in a clause it leaves
+    out is not its own. A clause without a content word after a question whose every content word the claim says
+    is its reply ("Can contractors bring a dog? No."), read with it so that its "no" counts; so is such a clause
+    the claim says word for word ("(not just for you)")."""
     claim = set(content_stems(claim_text))
     clauses = facts.clauses(evidence)
     stems = [set(content_stems(clause)) for clause in clauses]
-    used = [clause for clause, mine in zip(clauses, stems, strict=True) if mine and len(mine & claim) * 2 >= len(mine)]
+    owns = [mine - set().union(*(theirs for other, theirs in enumerate(stems) if other != index))
+            for index, mine in enumerate(stems)]
+    used = [clause for clause, mine, own in zip(clauses, stems, owns, strict=True)
+            if mine and len((own or mine) & claim) * 2 >= len(own or mine)]
     if not used:
         shared = [len(mine & claim) for mine in stems]
         best = max(shared, default=0)

@@ -173,6 +173,17 @@ def test_a_negation_in_a_clause_the_claim_leaves_out_is_not_its_own() -> None:
                                  quote=rule.text)
 
 
+def test_an_aside_the_claim_leaves_out_keeps_its_negation_though_it_shares_the_claims_words() -> None:
+    rule = chunk("expenses#card", "Paid a taxi with your own card? Claim the taxi on Ledgerly within 60 days, with a "
+                 "note (why the company card was not used for the taxi).").chunk
+    quote = "Claim the taxi on Ledgerly within 60 days, with a note (why the company card was not used for the taxi)."
+    passes("Paid a taxi with your own card? Claim the taxi on Ledgerly within 60 days, with a note.", rule, quote)
+    assert "negation flipped" in refused("Paid a taxi with your own card? Do not claim the taxi on Ledgerly within 60 "
+                                         "days, with a note.", rule, quote)
+    assert "negation flipped" in refused("Claim the taxi on Ledgerly within 60 days, with a note saying why the "
+                                         "company card was used.", rule, quote)
+
+
 def test_a_short_reply_to_a_documents_question_keeps_its_no() -> None:
     faq = chunk("office#pets", "- Can contractors bring a dog to the office?\n  - No.\n").chunk
     passes("Can contractors bring a dog to the office? No.", faq, quote="No.")

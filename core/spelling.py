@@ -1,4 +1,5 @@
-"""Slips of the keyboard in a question, read as the words they were meant to be.
+"""Slips of the keyboard in a question, and chat's shorthand ("msgs", "perf"), read as the words they were meant
+to be.
 
 Chat questions carry typos ("comapny", "erors", "miscarrage") that no document uses, so every word-overlap
 feature reads them as words the documents never state, the strongest sign of a question they do not answer.
@@ -43,6 +44,7 @@ _SHORTHAND: Final[dict[str, tuple[str, ...]]] = {
 }
 """Chat's shorthand for words a page spells out ("slack msgs", "perf review"), read as the word only where the
 retrieved passages use it: the first of its readings they do ("docs": "documentation", else "documents")."""
+
 
 @cache
 def english_words() -> frozenset[str]:

@@ -80,11 +80,11 @@ _LEADING_WORD: Final[tuple[tuple[AnswerType, re.Pattern[str]], ...]] = (
 """A question that opens with its question word asks what that word asks, whatever it goes on to mention:
 "who sets the price?" wants a person, "where do I see how many options have vested?" a place, "when payday?" a
 time. "When I ask for help, what ..." opens a clause: it asks no time."""
-_YES_NO: Final = re.compile(rf"^\W*(?!(?:is|are)\s+there\b){_AUXILIARY}\s", re.I)
+_ASKS_YES_NO: Final = rf"(?!(?:is|are)\s+there\b){_AUXILIARY}\s"
+_YES_NO: Final = re.compile(rf"^\W*{_ASKS_YES_NO}", re.I)
 """A question that opens with an auxiliary verb asks yes or no ("does the fee cover ...?"). "Is there a fee
 for ...?" asks for the fee itself: its answer states one, or that there is none."""
-_LAST_CLAUSE_YES_NO: Final = re.compile(rf"(?:[,;:]|\s[-\u2013\u2014])\s+(?!(?:is|are)\s+there\b){_AUXILIARY}\s"
-                                        r"[^,;:?]*\?\W*$", re.I)
+_LAST_CLAUSE_YES_NO: Final = re.compile(rf"(?:[,;:]|\s[-\u2013\u2014])\s+{_ASKS_YES_NO}[^,;:?]*\?\W*$", re.I)
 """Chat asks after the situation the question is in: "I fly on Sunday, does the travel limit apply?" asks yes or
 no as well."""
 _OPENS_WITH_QUESTION_WORD: Final = re.compile(r"^\W*(?:who|whom|whose|what|which|when|where|why|how)\b", re.I)

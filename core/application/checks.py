@@ -20,6 +20,7 @@ Each rule below is one reason a claim is refused as `unsupported_claim`:
 import difflib
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -405,10 +406,10 @@ def _used_clauses(claim_text: str, evidence: str) -> list[str]:
     claim = set(content_stems(claim_text))
     clauses = facts.clauses(evidence)
     stems = [set(content_stems(clause)) for clause in clauses]
-    owns = [mine - set().union(*(theirs for other, theirs in enumerate(stems) if other != index))
-            for index, mine in enumerate(stems)]
+    clauses_having = Counter(word for mine in stems for word in mine)
+    owns = [{word for word in mine if clauses_having[word] == 1} or mine for mine in stems]
     used = [clause for clause, mine, own in zip(clauses, stems, owns, strict=True)
-            if mine and len((own or mine) & claim) * 2 >= len(own or mine)]
+            if mine and len(own & claim) * 2 >= len(own)]
     if not used:
         shared = [len(mine & claim) for mine in stems]
         best = max(shared, default=0)

@@ -33,7 +33,7 @@ from core.documents.model import (
     Text,
     sections_of,
 )
-from core.documents.reading import OPEN_ENDINGS
+from core.documents.reading import ends_open
 
 LEAD_LIMIT: Final = 80
 """A bold run longer than this opens a paragraph for emphasis, not as its title."""
@@ -314,10 +314,8 @@ def _ended_lines(inline: SyntaxTreeNode) -> frozenset[int]:
 
 def _ended_by_author(line: str, following: str, width: int) -> bool:
     next_word = following.split(maxsplit=1)[0] if following else ""
-    last_word = re.search(r"[a-z']+$", line.lower())
     return (bool(line) and line[-1].isalnum() and following.lstrip("*_`[(\"'")[:1].isupper()
-            and len(line) + 1 + len(next_word) <= width
-            and (last_word is None or last_word.group() not in OPEN_ENDINGS))
+            and len(line) + 1 + len(next_word) <= width and not ends_open(line))
 
 
 def _opens_labelled_line(following: Sequence[SyntaxTreeNode]) -> bool:

@@ -55,7 +55,7 @@ _FENCE: Final = re.compile(r"^ *(```|~~~)")
 _HEADING: Final = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 _TABLE_RULE: Final = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _CLOSING: Final = ".:;,!?"
-OPEN_ENDINGS: Final = frozenset("""if when whenever where unless until while because and or but nor to for of with
+_OPEN_ENDINGS: Final = frozenset("""if when whenever where unless until while because and or but nor to for of with
     without by from in into on at as like than that which who whom whose whether the a an our your their is are be
     include includes including following need needs get gets means""".split())
 """Words no finished sentence ends on: a paragraph that stops at one goes on in the list after it."""
@@ -178,13 +178,9 @@ def rendered_length(run: Sequence[Piece]) -> int:
 
 
 def _lead_in(paragraph: Sequence[Piece]) -> tuple[Piece, ...]:
-    """A paragraph's last sentence when a list after it continues it (`_announces`), after the sentence it
-    points back to when it says nothing alone ("For example:")."""
-    if not paragraph or not _announces(paragraph[-1].text):
-        return ()
-    if _REFERRING_LEAD_IN.match(paragraph[-1].text) and len(paragraph) > 1:
-        return tuple(paragraph[-2:])
-    return (paragraph[-1],)
+    """The sentences of a paragraph that a list after it continues (`_lead_in_length`)."""
+    length = _lead_in_length([piece.text for piece in paragraph])
+    return tuple(paragraph[-length:]) if length else ()
 
 
 def _block_pieces(block: Block, *, lead_in: tuple[Piece, ...], page: int | None) -> list[Piece]:
@@ -427,20 +423,19 @@ def _paragraph_line(line: str, start: int, state: _State, *, follows: str) -> It
     state.list_lead = ""
     spans = list(_prose(line, start, kind="sentence", context="", skip=indent))
     sentences = [follows, *(line[span.start - start:span.end - start] for span in spans)]
-    state.pending_lead = _list_lead(sentences)
+    length = _lead_in_length(sentences)
+    state.pending_lead = read_with(sentences[-length:]) if length else ""
     state.last_sentence = sentences[-1]
     yield from spans
 
 
-def _list_lead(sentences: Sequence[str]) -> str:
-    """The lead-in of a list after these sentences: the last, when it announces one, read after the sentence
-    before it when it only points back ("We fund learning. For example:")."""
-    last = sentences[-1]
-    if not _announces(last):
-        return ""
-    if _REFERRING_LEAD_IN.match(last) and len(sentences) > 1:
-        return read_with(sentences[-2:])
-    return last
+def _lead_in_length(sentences: Sequence[str]) -> int:
+    """How many of the last sentences lead into a list after them: the last, when it announces one (0 when it
+    does not), and the sentence before it too when the last only points back ("We fund learning. For
+    example:")."""
+    if not sentences or not _announces(sentences[-1]):
+        return 0
+    return 2 if _REFERRING_LEAD_IN.match(sentences[-1]) and len(sentences) > 1 else 1
 
 
 def _announces(sentence: str) -> bool:
@@ -448,9 +443,13 @@ def _announces(sentence: str) -> bool:
     mid-clause ("Use the company card if" before "- the expense is over $75", "We offer, among others,"). A list
     after a finished sentence, or after a label ("Things that are not an incident"), is read on its own."""
     ending = sentence.rstrip("*_ ")
-    last_word = re.search(r"[a-z']+$", ending.lower())
-    return bool(ending) and (ending[-1] in ":,\u2013\u2014-" or (last_word is not None
-                                                                   and last_word.group() in OPEN_ENDINGS))
+    return bool(ending) and (ending[-1] in ":,\u2013\u2014-" or ends_open(ending))
+
+
+def ends_open(text: str) -> bool:
+    """Does the text stop at a word no finished sentence ends on ("... if", "... to the")?"""
+    last_word = re.search(r"[a-z']+$", text.lower())
+    return last_word is not None and last_word.group() in _OPEN_ENDINGS
 
 
 def _row(line: str, start: int, state: _State) -> Iterator[StatementSpan]:

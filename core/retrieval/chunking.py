@@ -5,9 +5,10 @@ Chunks are what the model reads and what a citation points at, so they follow th
 (`core.documents.reading`): what a reader reads, so the window counts words, not link targets or markup, and a
 link's target travels beside its words. Windows break between statements, never inside a sentence, a list
 item or a table row; a window that starts inside a table repeats its header, and one that starts inside a list
-repeats the item's lead-ins, so every statement still says what it means. Ids are derived from the heading
-path, not from positions, so re-ingesting an unchanged file yields the same ids and editing one section leaves
-the other sections' ids alone.
+repeats the item's lead-ins, so every statement still says what it means. A list (or table) that fits in one
+window is not cut: the window ends before its lead-in (or header), so it can be quoted whole. Ids are derived
+from the heading path, not from positions, so re-ingesting an unchanged file yields the same ids and editing one
+section leaves the other sections' ids alone.
 """
 
 import hashlib
@@ -22,7 +23,7 @@ from core.documents.model import Link
 from core.documents.reading import Piece, pieces, render, rendered_length
 from core.retrieval.knowledge_base import SourceDocument
 
-CHUNKER_VERSION: Final = "structure-3"
+CHUNKER_VERSION: Final = "structure-4"
 """Stored with each document's chunks: a document chunked by another version is chunked again once."""
 MAX_CHARS: Final = 1200
 OVERLAP_CHARS: Final = 200
@@ -156,16 +157,49 @@ def windows(section: Sequence[Piece], *, max_chars: int = MAX_CHARS,
         return [list(section)]
     runs: list[list[Piece]] = []
     current: list[Piece] = []
-    for piece in _fitting(section, max_chars):
+    fitting = list(_fitting(section, max_chars))
+    for index, piece in enumerate(fitting):
         if current and _length([*current, piece]) > max_chars:
-            runs.append(current)
-            current = _tail(current, overlap)
-            if current and _length([*current, piece]) > max_chars:
-                current = []
+            start = _whole_list_start(current, fitting[index:], max_chars)
+            if start:  # the list opens the next window whole, with its lead-in's paragraph when that fits too
+                runs.append(current[:start])
+                current = current[start:]
+            else:
+                runs.append(current)
+                current = _tail(current, overlap)
+                if current and _length([*current, piece]) > max_chars:
+                    current = []
         current.append(piece)
     if current:
         runs.append(current)
     return runs
+
+
+def _whole_list_start(run: Sequence[Piece], following: Sequence[Piece], max_chars: int) -> int | None:
+    """Where to end the run so that the list its next piece continues starts the next window whole: at the
+    paragraph of the list's lead-in, or else at the lead-in; None when the run holds no lead-in of that list
+    (or only at its start), or the list is too long for one window anyway."""
+    item = following[0]
+    lead_in = next((i for i, piece in enumerate(run) if item.context and piece is item.context[0]), None)
+    if not lead_in:
+        return None
+    paragraph = lead_in
+    while paragraph > 0 and run[paragraph].joiner != "\n\n":
+        paragraph -= 1
+    rest = _rest_of_list(following, item)
+    return next((start for start in (paragraph, lead_in)
+                 if start and _length([*run[start:], *rest]) <= max_chars), None)
+
+
+def _rest_of_list(following: Sequence[Piece], item: Piece) -> list[Piece]:
+    """`item` and the pieces after it read under the same first lead-in (or table header): the rest of its list."""
+    lead = item.context[0]
+    rest = []
+    for piece in following:
+        if not any(context is lead for context in piece.context):
+            break
+        rest.append(piece)
+    return rest
 
 
 def _length(run: Sequence[Piece]) -> int:

@@ -266,6 +266,19 @@ def test_a_window_that_starts_inside_a_list_repeats_its_lead_ins() -> None:
     assert later and all(s.context == "Return on your last day: Hardware" for s in later)
 
 
+def test_a_list_that_fits_in_one_window_is_not_cut_but_opens_the_next_window_with_its_paragraph() -> None:
+    before = " ".join(f"Desk {n} sits by the window on the second floor." for n in range(20))
+    items = "\n".join(f"- Item {n}: a monitor arm, a footrest and a lamp for desk {n}" for n in range(6))
+    body = f"## Desks\n\n{before}\n\nOur aim is a calm floor. Before booking a desk, check:\n\n{items}\n"
+    chunks = chunk_document(document(body))
+    holding = [chunk for chunk in chunks if "- Item" in chunk.text]
+    assert len(holding) == 1  # one window has the whole list ...
+    assert holding[0].text.startswith("Our aim is a calm floor. Before booking a desk, check:\n\n- Item 0")
+    assert "- Item 5" in holding[0].text  # ... to its last item
+    item = next(s for s in split_statements(retrieved(holding[0])) if s.own.startswith("Item 5"))
+    assert len(list_items(item, split_statements(retrieved(holding[0])))) == 6
+
+
 def test_a_lead_in_that_only_points_back_is_read_after_the_sentence_it_points_to() -> None:
     body = ("## Giving\n\nWe match donations to registered charities. For example:\n\n- a food bank\n\n"
             "Some teams volunteer together.\n\nSuch as:\n\n- a park clean-up\n")

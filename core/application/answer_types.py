@@ -88,6 +88,9 @@ _LAST_CLAUSE_YES_NO: Final = re.compile(rf"(?:[,;:]|\s[-\u2013\u2014])\s+{_ASKS_
 """Chat asks after the situation the question is in: "I fly on Sunday, does the travel limit apply?" asks yes or
 no as well."""
 _OPENS_WITH_QUESTION_WORD: Final = re.compile(r"^\W*(?:who|whom|whose|what|which|when|where|why|how)\b", re.I)
+_ASKS_WHY: Final = re.compile(r"^\W*why\b|\bwhy\W*$", re.I)
+"""A question that asks why ("why is the travel limit lower in London?", "... still got charged?? why") wants a
+reason: the values it names are its situation, not what it asks for."""
 
 _ROLE_WORDS: Final = re.compile(r"\b(director|manager|lead|officer|supervisor|team|desk|department|owner|"
                                 r"administrator|admin|committee|board|coordinator|head|chief|president|"
@@ -179,7 +182,10 @@ _COUNT_STOP: Final = frozenset("do does did can could are is was were will would
 def asks_money(question: str) -> bool:
     """A question that asks for a date, a time or a count is not about a sum for mentioning pay or spending
     ("when do I get paid?", "how much time can I spend on ...?", "how many times a year is pay reviewed?"); one
-    that names a sum's own word is ("what's the meal allowance and when is it paid?")."""
+    that names a sum's own word is ("what's the meal allowance and when is it paid?"). One that asks why wants a
+    reason ("why was I charged the late fee?")."""
+    if _ASKS_WHY.search(question):
+        return False
     if _SUM_NAMED.search(question):
         return True
     return bool(_MONEY_ASKED.search(question)) and expected_answer_type(question) not in {
@@ -211,10 +217,11 @@ def expected_answer_type(question: str) -> AnswerType:
     for answer_type, leading in _LEADING_WORD:
         if leading.search(question):
             return answer_type
-    yes_no = bool(_YES_NO.search(question)) or (
+    only_mentions = bool(_YES_NO.search(question) or _ASKS_WHY.search(question)) or (
         not _OPENS_WITH_QUESTION_WORD.search(question) and bool(_LAST_CLAUSE_YES_NO.search(question)))
     for cue in _TYPE_CUES:
-        if cue.asking.search(question) or (not yes_no and cue.naming is not None and cue.naming.search(question)):
+        if cue.asking.search(question) or (not only_mentions and cue.naming is not None
+                                           and cue.naming.search(question)):
             return cue.answer_type
     return "any"
 

@@ -64,6 +64,9 @@ def test_the_asked_for_kind_of_value_is_read_from_the_question(question: str, ex
     ("does the fee, which is new this year, cover parking?", "any"),  # a clause inside is no situation
     ("what is the mileage cap - is it per trip?", "amount"),  # a question word asks first
     ("i park at the depot, is there a fee?", "amount"),
+    ("why is the parking fee higher at the depot?", "any"),  # a reason, whatever it names
+    ("hit my card limit and the hotel still charged me?? why", "any"),
+    ("how much is the parking fee and why?", "amount"),  # an asking phrase still asks
 ])
 def test_the_question_word_decides_and_a_yes_no_question_only_mentions_its_nouns(question: str,
                                                                                  expected: str) -> None:
@@ -197,6 +200,14 @@ def test_a_question_that_asks_for_a_time_or_a_count_is_not_about_money() -> None
     assert expected_answer_type("how much does time tracking software cost?") == "amount"
     [row] = features_of("how much work time can I spend on volunteering?",
                         "You may spend up to two days a year volunteering.")
+    assert row["money_missing"] == 0.0
+
+
+def test_a_why_question_wants_a_reason_not_the_sum_it_mentions() -> None:
+    assert not asks_money("why was I charged the late fee?")
+    [row] = features_of("my card hit its limit but the hotel still charged me?? why",
+                        "So if a card hits its limit, the hotel charges the deposit to the card on file.")
+    assert row["typed_not_held"] == 0.0
     assert row["money_missing"] == 0.0
 
 

@@ -62,6 +62,8 @@ EVIDENCE_AGAINST: Final = frozenset({
 """Features that speak against an answer: the fit never gives them a positive weight."""
 UNSIGNED_FEATURES: Final = frozenset({"statement_words", "question_words", "leads_in"})
 """Features with no direction of their own. Every other feature speaks for an answer (weight >= 0)."""
+NAME_WEIGHT: Final = 2.0
+"""How much more a name or number the question uses weighs in coverage than its other words."""
 MIN_ABBREVIATION: Final = 4
 """Shorter prefixes ("dev", "pay") begin too many unrelated words to be read as abbreviations."""
 _PHRASE_END: Final = ("[", ",", ";", ":", "(", ")", "]", "{", "}", "!", "?", '"')
@@ -220,7 +222,7 @@ def rarity_weights(profile: QuestionProfile, statements: Sequence[Statement]) ->
     for statement in statements:
         frequency.update(set(content_stems(statement.text)) & wanted)
     total = max(len(statements), 1)
-    return {term: math.log(1 + total / (1 + frequency[term])) * (2.0 if term in profile.names else 1.0)
+    return {term: math.log(1 + total / (1 + frequency[term])) * (NAME_WEIGHT if term in profile.names else 1.0)
             for term in profile.stems}
 
 
@@ -237,7 +239,7 @@ def statement_features(profile: QuestionProfile, statement: Statement, *, weight
     def covered(where: set[str]) -> float:
         return sum(weight for term, weight in weights.items() if term in where) / total
 
-    rarest = max(weights, key=lambda term: weights[term]) if weights else ""
+    rarest = narrowing_word(profile, weights)
     chunk_names = _names_in(chunk.passage.heading + " " + chunk.text)
     typed = profile.answer_type != "any"
     holds = has_answer_type(statement.text, profile.answer_type) and (
@@ -269,6 +271,14 @@ def statement_features(profile: QuestionProfile, statement: Statement, *, weight
         "row_names_missing": float(statement.row_key is not None and bool(profile.names)
                                    and not profile.names & _names_in(statement.text + " " + chunk.passage.heading)),
     }
+
+
+def narrowing_word(profile: QuestionProfile, weights: Mapping[str, float]) -> str:
+    """The question's word the fewest candidates say. Its names' double weight counts for coverage, not here: a
+    number the question uses is often the asker's situation ("6 years here"), which a range states ("5-10")."""
+    if not weights:
+        return ""
+    return max(weights, key=lambda term: weights[term] / (NAME_WEIGHT if term in profile.names else 1.0))
 
 
 def _titles(heading: str) -> str:

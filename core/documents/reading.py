@@ -65,6 +65,10 @@ _REFERRING_LEAD_IN: Final = re.compile(r"^\W*(?:for example|for instance|e\.g|ex
                                        r"here are (?:some|a few)(?: more)? examples|"
                                        r"(?:in practice,? )?(?:that|this) (?:usually |often )?means)\W*$", re.I)
 """A lead-in that only points back ("For example:"): the sentence before it says what its list continues."""
+_NAMES_THE_LIST: Final = re.compile(r"^\W*(?:these are|here are|here is|here's|the following)\b|"
+                                    r"\b(?:the following|as follows|listed below|below)\W*$", re.I)
+"""A finished sentence that names the list after it as what it speaks of ("These are some of the things we don't
+do as a result.", "Our tools are listed below.")."""
 _FULL_QUESTION: Final = re.compile(r"^\W*(?:who|whom|whose|what|which|when|where|why|how|is|are|was|were|am|do|does|"
                                    r"did|can|could|should|must|will|would|may|might|shall|have|has|had)\b", re.I)
 """A question that asks on its own, not the situation of the next one ("Paged at night?")."""
@@ -440,10 +444,12 @@ def _lead_in_length(sentences: Sequence[str]) -> int:
 
 def _announces(sentence: str) -> bool:
     """A paragraph's last sentence that a list after it continues: one ending with a colon, or one left open
-    mid-clause ("Use the company card if" before "- the expense is over $75", "We offer, among others,"). A list
-    after a finished sentence, or after a label ("Things that are not an incident"), is read on its own."""
+    mid-clause ("Use the company card if" before "- the expense is over $75", "We offer, among others,"), or one
+    that names the list after it ("These are the things we don't do."). A list after another finished sentence,
+    or after a label ("Things that are not an incident"), is read on its own."""
     ending = sentence.rstrip("*_ ")
-    return bool(ending) and (ending[-1] in ":,\u2013\u2014-" or ends_open(ending))
+    return bool(ending) and (ending[-1] in ":,\u2013\u2014-" or ends_open(ending)
+                             or bool(_NAMES_THE_LIST.search(ending)))
 
 
 def ends_open(text: str) -> bool:

@@ -23,7 +23,7 @@ from core.documents.model import Link
 from core.documents.reading import Piece, pieces, render, rendered_length
 from core.retrieval.knowledge_base import SourceDocument
 
-CHUNKER_VERSION: Final = "structure-4"
+CHUNKER_VERSION: Final = "structure-5"
 """Stored with each document's chunks: a document chunked by another version is chunked again once."""
 MAX_CHARS: Final = 1200
 OVERLAP_CHARS: Final = 200

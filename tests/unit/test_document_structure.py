@@ -453,6 +453,23 @@ def test_a_sentence_left_open_before_a_list_is_its_lead_in_and_a_finished_one_is
     ]
 
 
+def test_a_finished_sentence_that_names_the_list_after_it_is_its_lead_in() -> None:
+    body = ("## Habits\n\nWe keep meetings short. These are the things we skip as a result.\n\n"
+            "- status meetings\n- slide decks\n\nOur shared tools are listed below.\n\n- the wiki\n\n"
+            "Here is why this matters.\n\nDesks are shared.\n\n- Lockers sit by the door.\n")
+    assert [(s.text, s.leads_in) for s in statements(body)] == [
+        ("We keep meetings short.", False),
+        ("These are the things we skip as a result.", True),
+        ("These are the things we skip as a result. status meetings", False),
+        ("These are the things we skip as a result. slide decks", False),
+        ("Our shared tools are listed below.", True),
+        ("Our shared tools are listed below. the wiki", False),
+        ("Here is why this matters.", False),  # no list after it
+        ("Desks are shared.", False),
+        ("Lockers sit by the door.", False),  # after a sentence that names no list: a list of its own
+    ]
+
+
 def test_a_list_after_an_open_sentence_is_read_after_it_in_every_chunk_it_spans() -> None:
     conditions = "".join(f"- the trip number {n} is booked through the travel desk at least a week ahead\n"
                          for n in range(1, 41))

@@ -279,6 +279,15 @@ def test_a_list_that_fits_in_one_window_is_not_cut_but_opens_the_next_window_wit
     assert len(list_items(item, split_statements(retrieved(holding[0])))) == 6
 
 
+def test_a_table_that_fits_in_one_window_opens_the_next_window_with_its_header() -> None:
+    before = " ".join(f"Desk {n} sits by the window on the second floor." for n in range(20))
+    rows = "\n".join(f"| Desk {n} | a monitor arm, a footrest and a lamp |" for n in range(8))
+    body = f"## Desks\n\n{before}\n\n| Desk | Kit |\n|---|---|\n{rows}\n"
+    holding = [chunk for chunk in chunk_document(document(body)) if "| Desk 0 |" in chunk.text]
+    assert len(holding) == 1 and holding[0].text.startswith("| Desk | Kit |")
+    assert "| Desk 7 |" in holding[0].text
+
+
 def test_a_lead_in_that_only_points_back_is_read_after_the_sentence_it_points_to() -> None:
     body = ("## Giving\n\nWe match donations to registered charities. For example:\n\n- a food bank\n\n"
             "Some teams volunteer together.\n\nSuch as:\n\n- a park clean-up\n")

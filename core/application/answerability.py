@@ -38,12 +38,13 @@ from core.spelling import english_words, letter_words, respelt
 from core.text import STOPWORDS, capitalised_names, content_stems, numbers, stem, words
 
 CANDIDATE_CHUNKS: Final = 8
-"""Chunks whose statements are candidates: as many as retrieval returns at its usual depth. The rarity of a
-question's words and each statement's rank among the candidates are read against more of the knowledge base,
-which sets the look-alikes apart rather than adding them: against 5, `python -m benchmarks.every_set` gave wrong
-answers dev2 0.067 -> 0.053, squad2 0.075 -> 0.047, dev3 0.093 -> 0.065 and real 0.074 -> 0.056, with correct
-answers squad2 0.671 -> 0.694, annotated-b 0.319 -> 0.329 and dev3 0.477 -> 0.495 (6, 7, 10 and 12 measured too:
-6 gains half as much, 10 and 12 as much as 8). `ask` p95 at 10k chunks, full text: 18.6 -> 24.0 ms."""
+"""Chunks whose statements are candidates: as many as retrieval returns at its usual depth. More candidates did
+not add look-alikes, likely because the rarity of a question's words and each statement's rank are then read
+against more of the knowledge base: against 5, `python -m benchmarks.every_set` gave wrong answers dev2 0.067 ->
+0.053, squad2 0.075 -> 0.047, dev3 0.093 -> 0.065 and real 0.074 -> 0.056 (one more on each annotated half), with
+correct answers squad2 0.671 -> 0.694, annotated-b 0.319 -> 0.329 and dev3 0.477 -> 0.495 (6, 7, 10 and 12
+measured too: 6 gains half as much, 10 and 12 as much as 8). `ask` p95 at 10k chunks, full text: 18.6 -> 24.0
+ms."""
 EMBEDDED_STATEMENTS: Final = 6
 """Statements embedded per question, the best by words and retrieval: bounds the embedding cost, the largest
 part of a first-time `ask` (MiniLM on two cores, some 5 ms a statement). Six instead of the twelve the model was

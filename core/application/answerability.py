@@ -31,6 +31,7 @@ from core.application.answer_types import (
     has_quantity,
     states_money,
 )
+from core.application.facts import Quantity, held_by_bounds, quantities
 from core.application.ports import Embedder, Reader, ReadPassage
 from core.application.statements import Statement, statements_of
 from core.domain import RetrievedChunk
@@ -197,6 +198,8 @@ class QuestionProfile:
     pairs: tuple[tuple[str, str], ...]
     money: bool
     counted: str | None
+    measured: tuple[Quantity, ...] = ()
+    """The question's numbers with a unit ("been here 9 months"): a band a statement states may hold them."""
 
     @classmethod
     def of(cls, question: str) -> "QuestionProfile":
@@ -204,7 +207,7 @@ class QuestionProfile:
                    names=frozenset(stem(name) for name in capitalised_names(question)) | numbers(question),
                    answer_type=expected_answer_type(question), category=asked_category(question),
                    pairs=tuple(pair for pair in word_pairs(question) if pair[0]), money=asks_money(question),
-                   counted=counted_noun(question))
+                   counted=counted_noun(question), measured=tuple(q for q in quantities(question) if q.unit))
 
 
 def candidate_statements(chunks: Sequence[RetrievedChunk]) -> list[Statement]:
@@ -236,7 +239,7 @@ def statement_features(profile: QuestionProfile, statement: Statement, *, weight
     """The general features of one (question, statement) pair, every value a number in a small range; the
     semantic ones are 0 until `featurise` sets them."""
     chunk = statement.chunk
-    said = set(content_stems(statement.text))
+    said = set(content_stems(statement.text)) | held_by_bounds(profile.measured, statement.text)
     heading = set(content_stems(chunk.passage.heading))
     in_chunk = set(content_stems(chunk.text)) | heading
     total = sum(weights.values()) or 1.0
@@ -245,7 +248,7 @@ def statement_features(profile: QuestionProfile, statement: Statement, *, weight
         return sum(weight for term, weight in weights.items() if term in where) / total
 
     rarest = narrowing_word(profile, weights)
-    chunk_names = _names_in(chunk.passage.heading + " " + chunk.text)
+    chunk_names = _names_in(chunk.passage.heading + " " + chunk.text) | held_by_bounds(profile.measured, chunk.text)
     typed = profile.answer_type != "any"
     holds = has_answer_type(statement.text, profile.answer_type) and (
         profile.category is None or stem(profile.category) in said | heading)
@@ -274,7 +277,8 @@ def statement_features(profile: QuestionProfile, statement: Statement, *, weight
         "row_key_unmatched": float(statement.row_key is not None
                                    and not set(content_stems(statement.row_key)) & set(profile.stems)),
         "row_names_missing": float(statement.row_key is not None and bool(profile.names)
-                                   and not profile.names & _names_in(statement.text + " " + chunk.passage.heading)),
+                                   and not profile.names & (_names_in(statement.text + " " + chunk.passage.heading)
+                                                            | said)),
     }
 
 

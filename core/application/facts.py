@@ -7,6 +7,7 @@ These functions read those features from plain text; `checks` compares claim and
 """
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -94,6 +95,42 @@ def quantities(text: str) -> list[Quantity]:
         found.append(Quantity(value=value, unit=_CURRENCY[currency.strip().lower()] if currency else unit,
                               at=match.start()))
     return found
+
+
+_NUMBER: Final = r"\d[\d,]*(?:\.\d+)?"
+_BOUND: Final = re.compile(
+    rf"(?<![\d.,])(?P<low>{_NUMBER})\s*(?:-|\u2013|to)\s*(?P<high>{_NUMBER})"
+    rf"|\b(?:under|below|less than|fewer than)\s+(?P<under>{_NUMBER})"
+    rf"|\b(?:over|above|more than)\s+(?P<over>{_NUMBER})|(?<![\d.,])(?P<plus>{_NUMBER})\s*\+",
+    re.IGNORECASE)
+
+
+def held_by_bounds(asked: Sequence[Quantity], text: str) -> set[str]:
+    """The asked quantities that a range or bound of the text holds in the same unit: "9 months" is held by
+    "6-12 months", "Under 12 months" and "3+ months", not by "1-2 years". A table that states notice or leave
+    by tenure answers the asker's own tenure with the band it falls in, never with the number itself."""
+    text = without_addresses(text)
+    held = set()
+    for match in _BOUND.finditer(text):
+        unit = _unit_after(text, match.end())
+        if unit is None:
+            continue
+        for quantity in asked:
+            if quantity.unit == unit and _within(float(quantity.value), match):
+                held.add(quantity.value)
+    return held
+
+
+def _within(value: float, bound: re.Match[str]) -> bool:
+    def number(group: str) -> float:
+        return float(bound.group(group).replace(",", ""))
+    if bound.group("low"):
+        return number("low") <= value <= number("high")
+    if bound.group("under"):
+        return value < number("under")
+    if bound.group("over"):
+        return value > number("over")
+    return value >= number("plus")
 
 
 def without_addresses(text: str) -> str:

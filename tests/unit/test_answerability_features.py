@@ -15,6 +15,7 @@ from core.application.answerability import (
     rarity_weights,
     replaced_modifier,
 )
+from core.application.facts import held_by_bounds
 from core.application.ports import GenerationRequest
 from core.application.statements import split_statements
 from core.domain import Passage, RetrievedChunk, RiskAssessment
@@ -302,3 +303,22 @@ def test_an_answer_from_a_table_is_the_asked_row_alone() -> None:
 
     assert [claim["text"] for claim in answered["claims"]] == ["Title: Senior Engineer; Base salary: $145,000 to "
                                                                "$180,000"]
+
+
+@pytest.mark.parametrize(("band", "holds"), [
+    ("6-12 months", True), ("6 to 12 months", True), ("Under 12 months", True), ("3+ months", True),
+    ("over 6 months", True), ("Under 6 months", False), ("1-2 years", False), ("12-24 months", False),
+    ("6-12 weeks", False),
+])
+def test_a_band_in_the_same_unit_holds_the_askers_number(band: str, holds: bool) -> None:
+    asked = QuestionProfile.of("been here 9 months, how much parental leave do I get?").measured
+    assert held_by_bounds(asked, f"Tenure: {band}; Parental leave: 4 weeks") == ({"9"} if holds else set())
+
+
+def test_the_row_whose_band_holds_the_askers_number_covers_it_and_the_others_do_not() -> None:
+    text = ("| Tenure | Parental leave |\n|---|---|\n| Under 6 months | 2 weeks |\n| 6-12 months | 6 weeks |\n"
+            "| Over 12 months | 10 weeks |")
+    under, band, over = features_of("been here 9 months, how much parental leave do I get?", text,
+                                    heading="Leave > Parental leave")
+    assert band["row_names_missing"] == 0.0 and under["row_names_missing"] == 1.0
+    assert band["coverage_statement"] > under["coverage_statement"] == over["coverage_statement"]

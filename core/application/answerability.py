@@ -198,7 +198,7 @@ class QuestionProfile:
     pairs: tuple[tuple[str, str], ...]
     money: bool
     counted: str | None
-    measured: tuple[Quantity, ...] = ()
+    measured: tuple[Quantity, ...]
     """The question's numbers with a unit ("been here 9 months"): a band a statement states may hold them."""
 
     @classmethod

@@ -109,6 +109,8 @@ def held_by_bounds(asked: Sequence[Quantity], text: str) -> set[str]:
     """The asked quantities that a range or bound of the text holds in the same unit: "9 months" is held by
     "6-12 months", "Under 12 months" and "3+ months", not by "1-2 years". A table that states notice or leave
     by tenure answers the asker's own tenure with the band it falls in, never with the number itself."""
+    if not asked:
+        return set()
     text = without_addresses(text)
     held = set()
     for match in _BOUND.finditer(text):

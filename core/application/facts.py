@@ -31,8 +31,9 @@ _UNITS: Final = (
 _UNIT_AFTER: Final = re.compile(r"\s*(?:-\s*)?(" + "|".join(f"(?P<u{i}>{p})" for i, (_, p) in enumerate(_UNITS))
                                 + r")\b(?:\s+days?)?", re.IGNORECASE)
 _CURRENCY: Final = {"$": "usd", "us$": "usd", "usd": "usd", "€": "eur", "eur": "eur", "£": "gbp", "gbp": "gbp"}
+_NUMBER: Final = r"\d[\d,]*(?:\.\d+)?"
 _QUANTITY: Final = re.compile(
-    r"(?P<currency>US\$|\$|€|£|USD\s?|EUR\s?|GBP\s?)?(?<![A-Za-z\d.])(?P<digits>\d[\d,]*(?:\.\d+)?)"
+    rf"(?P<currency>US\$|\$|€|£|USD\s?|EUR\s?|GBP\s?)?(?<![A-Za-z\d.])(?P<digits>{_NUMBER})"
     r"|\b(?P<word>" + "|".join(_SPELLED) + r")\b", re.IGNORECASE)
 
 _DIRECTIONS: Final[tuple[tuple[Direction, str], ...]] = (
@@ -50,8 +51,7 @@ _OPPOSITE: Final[dict[Direction, Direction]] = {"less": "more", "more": "less", 
 _COMPARISON: Final = re.compile(r"\b(?:" + "|".join(f"(?P<{d}>{p})" for d, p in _DIRECTIONS) + r")\b",
                                 re.IGNORECASE)
 _MONEY: Final = r"(?:US\$|\$|€|£|USD\s?|EUR\s?|GBP\s?)?"
-_RANGE: Final = re.compile(rf"{_MONEY}(?P<low>\d[\d,]*(?:\.\d+)?)\s*(?:to|-|\u2013|and)\s*{_MONEY}"
-                           r"(?P<high>\d[\d,]*(?:\.\d+)?)")
+_RANGE: Final = re.compile(rf"{_MONEY}(?P<low>{_NUMBER})\s*(?:to|-|\u2013|and)\s*{_MONEY}(?P<high>{_NUMBER})")
 _NEGATION: Final = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without|except|"
                               r"unless)\b|n't\b", re.IGNORECASE)
 _MODALITIES: Final[tuple[tuple[Modality, str], ...]] = (
@@ -97,7 +97,6 @@ def quantities(text: str) -> list[Quantity]:
     return found
 
 
-_NUMBER: Final = r"\d[\d,]*(?:\.\d+)?"
 _BOUND: Final = re.compile(
     rf"(?<![\d.,])(?P<low>{_NUMBER})\s*(?:-|\u2013|to)\s*(?P<high>{_NUMBER})"
     rf"|\b(?:under|below|less than|fewer than)\s+(?P<under>{_NUMBER})"

@@ -57,8 +57,10 @@ def answering_statements(assessment: Assessment, *, whole_units: bool = True) ->
     """The list the best statement is an item of, or leads into ("The agreement must include:" and its items),
     quoted whole. Otherwise the best statement; the ones it leads into ("...by someone whose limit covers the
     amount:"); the other sentences of its paragraph or list item, nearest first ("No carryover." beside "No
-    payment for unused days."); then the other statements of its chunk that answer in their own right, in the
-    chunk's order.
+    payment for unused days."); then the other statements of its chunk that answer in their own right; then, in
+    a slot left, the ranker's second choice when it stands in the same chunk: the first is often the passage's
+    context ("Tell your manager two months ahead.") and the second its answer ("...twelve weeks on full pay."),
+    which the decision scores just below the threshold. Quoted in the chunk's order.
 
     Without `whole_units` neither the list nor the rest of the paragraph or item is quoted: with a reader, the
     guard requires each claim's quote to answer the question itself (`core.application.claim_reading`), and a
@@ -77,6 +79,10 @@ def answering_statements(assessment: Assessment, *, whole_units: bool = True) ->
         if (candidate.probability >= assessment.threshold and candidate.statement not in chosen
                 and not _about_something_else(candidate, best)):
             chosen.append(candidate.statement)
+    runner_up = assessment.candidates[1] if len(assessment.candidates) > 1 else None
+    if (whole_units and runner_up in same_chunk and len(chosen) < MAX_CLAIMS and runner_up.statement not in chosen
+            and not _about_something_else(runner_up, best)):
+        chosen.append(runner_up.statement)
     chosen = chosen[:MAX_CLAIMS]
     return sorted((s for s in chosen if not _read_before(s, chosen)), key=lambda statement: statement.position)
 

@@ -322,3 +322,38 @@ def test_the_row_whose_band_holds_the_askers_number_covers_it_and_the_others_do_
                                     heading="Leave > Parental leave")
     assert band["row_names_missing"] == 0.0 and under["row_names_missing"] == 1.0
     assert band["coverage_statement"] > under["coverage_statement"] == over["coverage_statement"]
+
+
+def _by_length(threshold: float) -> AnswerabilityModel:
+    """Ranks longer statements first; the decision reads the rank score alone, so only the longest passes."""
+    return AnswerabilityModel(ranker=LinearScore(weights={"statement_words": 10.0}, means={"statement_words": 0.7},
+                                                 scales={"statement_words": 1.0}),
+                              decision=LinearScore(weights={"rank_score": 1.0}, means={"rank_score": 0.0},
+                                                   scales={"rank_score": 1.0}),
+                              threshold=threshold, version="test")
+
+
+PARENTAL_CONTEXT = ("Please tell your manager and the people team about your parental leave as early as you can, "
+                    "and at least two months before it starts.")
+PARENTAL_ANSWER = "After a year of service, parental leave is twelve weeks on full pay."
+PARENTAL_ASIDE = "Ask the people team."
+
+
+@pytest.mark.parametrize("one_chunk", [True, False])
+def test_the_rankers_second_choice_is_quoted_beside_the_first_when_they_share_a_chunk(one_chunk: bool) -> None:
+    question = "how much parental leave do I get?"
+    if one_chunk:
+        chunks = [chunk(f"{PARENTAL_CONTEXT}\n\n{PARENTAL_ANSWER}\n\n{PARENTAL_ASIDE}", heading="Leave > Parental")]
+    else:
+        chunks = [chunk(f"{PARENTAL_CONTEXT}\n\n{PARENTAL_ASIDE}", heading="Leave > Parental", chunk_id="leave#1"),
+                  chunk(PARENTAL_ANSWER, heading="Leave > Parental", chunk_id="leave#2", score=0.4)]
+    assessment = assess(question, chunks, model=_by_length(threshold=0.5))
+    assert [c.statement.text for c in assessment.candidates][:2] == [PARENTAL_CONTEXT, PARENTAL_ANSWER]
+    assert assessment.candidates[1].probability < assessment.threshold <= assessment.score
+    request = GenerationRequest(question=question, chunks=chunks, risk=RiskAssessment(level="low"),
+                                assessment=assessment)
+
+    answered = json.loads(ExtractiveModel().generate(request))
+
+    quoted = [claim["text"] for claim in answered["claims"]]
+    assert quoted == ([PARENTAL_CONTEXT, PARENTAL_ANSWER] if one_chunk else [PARENTAL_CONTEXT])

@@ -3,8 +3,9 @@
 It answers with the retrieved chunks' own statements and returns the same envelope JSON an LLM would, so the
 orchestrator parses and checks it exactly like any other model's output. Which statements answer is the
 answerability assessment's decision (`core.application.answerability`): the best candidate when it reaches
-the fitted threshold, with the statements it leads into and the other answering statements of its chunk; or,
-when the best is an item of a list or its lead-in, the list.
+the fitted threshold, with the statements it leads into, the other answering statements of its chunk and the
+ranker's second choice when it stands in that chunk; or, when the best is an item of a list or its lead-in, the
+list.
 """
 
 import json
@@ -60,15 +61,19 @@ def answering_statements(assessment: Assessment, *, whole_units: bool = True) ->
     payment for unused days."); then the other statements of its chunk that answer in their own right; then, in
     a slot left, the ranker's second choice when it stands in the same chunk: the first is often the passage's
     context ("Tell your manager two months ahead.") and the second its answer ("...twelve weeks on full pay."),
-    which the decision scores just below the threshold. Quoted in the chunk's order.
+    which the decision scores just below the threshold. Quoted in the chunk's order. A list quoted whole takes
+    the second choice too when it answers in its own right.
 
     Without `whole_units` neither the list nor the rest of the paragraph or item is quoted: with a reader, the
     guard requires each claim's quote to answer the question itself (`core.application.claim_reading`), and a
     statement that only completes the best one would have the whole answer refused."""
     best = assessment.candidates[0]
     same_chunk = [c for c in assessment.candidates if c.statement.chunk.chunk_id == best.statement.chunk.chunk_id]
+    second = _second_choice(assessment, same_chunk) if whole_units else None
     listed = _its_list(best, same_chunk) if whole_units else []
     if listed:
+        if second is not None and _outside(second.statement, listed) and second.probability >= assessment.threshold:
+            return sorted([*listed, second.statement], key=lambda statement: statement.position)
         return listed
     completing = _same_block(best, same_chunk) if whole_units else []
     chosen = [best.statement, *_led_into(best, same_chunk), *completing]
@@ -79,12 +84,24 @@ def answering_statements(assessment: Assessment, *, whole_units: bool = True) ->
         if (candidate.probability >= assessment.threshold and candidate.statement not in chosen
                 and not _about_something_else(candidate, best)):
             chosen.append(candidate.statement)
-    runner_up = assessment.candidates[1] if len(assessment.candidates) > 1 else None
-    if (whole_units and runner_up in same_chunk and len(chosen) < MAX_CLAIMS and runner_up.statement not in chosen
-            and not _about_something_else(runner_up, best)):
-        chosen.append(runner_up.statement)
+    if second is not None and len(chosen) < MAX_CLAIMS and second.statement not in chosen:
+        chosen.append(second.statement)
     chosen = chosen[:MAX_CLAIMS]
     return sorted((s for s in chosen if not _read_before(s, chosen)), key=lambda statement: statement.position)
+
+
+def _second_choice(assessment: Assessment, same_chunk: Sequence[Candidate]) -> Candidate | None:
+    """The ranker's second candidate when it stands in the best one's chunk and is about the same thing."""
+    if len(assessment.candidates) < 2:
+        return None
+    best, second = assessment.candidates[:2]
+    return second if second in same_chunk and not _about_something_else(second, best) else None
+
+
+def _outside(statement: Statement, listed: Sequence[Statement]) -> bool:
+    """Not an item of the quoted list, nor of the part of a long list left unquoted (its items share lead-ins)."""
+    return statement not in listed and (statement.kind != "item"
+                                         or statement.context not in {item.context for item in listed})
 
 
 def _read_before(statement: Statement, chosen: Sequence[Statement]) -> bool:

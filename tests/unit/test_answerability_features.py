@@ -325,7 +325,7 @@ def test_the_row_whose_band_holds_the_askers_number_covers_it_and_the_others_do_
 
 
 def _by_length(threshold: float) -> AnswerabilityModel:
-    """Ranks longer statements first; the decision reads the rank score alone, so only the longest passes."""
+    """Ranks longer statements first, and the decision reads the rank score alone: the longer, the likelier."""
     return AnswerabilityModel(ranker=LinearScore(weights={"statement_words": 10.0}, means={"statement_words": 0.7},
                                                  scales={"statement_words": 1.0}),
                               decision=LinearScore(weights={"rank_score": 1.0}, means={"rank_score": 0.0},
@@ -357,3 +357,26 @@ def test_the_rankers_second_choice_is_quoted_beside_the_first_when_they_share_a_
 
     quoted = [claim["text"] for claim in answered["claims"]]
     assert quoted == ([PARENTAL_CONTEXT, PARENTAL_ANSWER] if one_chunk else [PARENTAL_CONTEXT])
+
+
+HIRING_ITEM = "Run the technical interview for every candidate who reaches that stage of the process."
+HIRING_NOTE = "See the #hiring-managers channel for more on how the interviews are run."
+
+
+@pytest.mark.parametrize(("threshold", "note_quoted"), [(0.3, True), (0.5, False)])
+def test_a_quoted_list_takes_the_rankers_second_choice_of_its_chunk_when_that_answers_on_its_own(
+        threshold: float, note_quoted: bool) -> None:
+    question = "what do hiring managers do?"
+    text = f"Hiring managers do two things:\n\n- {HIRING_ITEM}\n- Give feedback quickly.\n\n{HIRING_NOTE}"
+    chunks = [chunk(text, heading="Hiring > Managers")]
+    assessment = assess(question, chunks, model=_by_length(threshold=threshold))
+    best, second = assessment.candidates[:2]
+    assert (best.statement.kind, second.statement.text) == ("item", HIRING_NOTE)
+    request = GenerationRequest(question=question, chunks=chunks, risk=RiskAssessment(level="low"),
+                                assessment=assessment)
+
+    answered = json.loads(ExtractiveModel().generate(request))
+
+    quoted = [claim["text"] for claim in answered["claims"]]
+    items = [f"Hiring managers do two things: {HIRING_ITEM}", "Hiring managers do two things: Give feedback quickly."]
+    assert quoted == ([*items, HIRING_NOTE] if note_quoted else items)

@@ -41,11 +41,15 @@ pip-path: $(STAMP)
 
 check: lint typecheck test pip-path
 
-# Train the reader (about two hours on 2 cores), ship it, and refit the answerability model on its held-out scores.
-reader:
+# The training venv: torch, transformers and the base weights beside the project
+$(TRAIN_VENV)/.installed: pyproject.toml
 	test -x $(TRAIN_VENV)/bin/python || $(PYTHON) -m venv $(TRAIN_VENV)
 	$(TRAIN_VENV)/bin/python -m pip install --quiet torch==2.13.0  # a CPU build; see the train extra in pyproject.toml
 	$(TRAIN_VENV)/bin/python -m pip install --quiet -e '.[semantic,train]'
+	touch $@
+
+# Train the reader (about two hours on 2 cores), ship it, and refit the answerability model on its held-out scores.
+reader: $(TRAIN_VENV)/.installed
 	$(TRAIN_VENV)/bin/python -m training.reader.train
 	$(TRAIN_VENV)/bin/python -m benchmarks.fit_answerability --variants semantic+reader lexical+reader --write
 

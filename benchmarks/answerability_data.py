@@ -151,6 +151,8 @@ class AskedCase:
     profile: QuestionProfile
     statements: list[Statement]
     reaches_decision: bool
+    ranked: tuple[Statement, ...] = ()
+    """The candidates in the order the pipeline's ranker put them; () when it stopped before deciding."""
 
 
 def asked_cases(session: EvalSession, eval_set: EvalSet) -> Iterator[AskedCase]:
@@ -164,8 +166,10 @@ def asked_cases(session: EvalSession, eval_set: EvalSet) -> Iterator[AskedCase]:
         question = as_meant(case.question, statements)
         profile = QuestionProfile.of(question)
         if statements and profile.stems:
+            assessment = evidence.assessment
             yield AskedCase(case=case, question=question, profile=profile, statements=statements,
-                            reaches_decision=evidence.assessment is not None)
+                            reaches_decision=assessment is not None,
+                            ranked=tuple(c.statement for c in assessment.candidates) if assessment else ())
 
 
 def collect(session: EvalSession, eval_set: EvalSet) -> Iterator[Row]:

@@ -25,12 +25,8 @@ import numpy as np
 import torch
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
-from benchmarks.answerability_data import held_out_sets, label, opened
+from benchmarks.answerability_data import asked_cases, held_out_sets, label, opened
 from core.application.answerability import in_context
-from core.application.orchestrator import Question
-from core.domain import Audience
-from core.eval.cases import load_cases
-from core.eval.runner import case_principal
 from core.eval.scoring import ChunkRef
 from training.reader.annotated import load_questions, pairs
 from training.reader.train import base_model_dir
@@ -72,16 +68,13 @@ def held_out_cases(set_name: str) -> list[HeldOutCase]:
     eval_set = next(s for s in held_out_sets() if s.name == set_name)
     found = []
     with opened(eval_set, embedder="auto") as session:
-        for case in load_cases(eval_set.cases):
-            principal = case_principal(case)
-            _, evidence = session.sourced.orchestrator.ask_with_evidence(
-                Question(text=case.question, principal=principal, audience=Audience.only(principal)))
-            if evidence.assessment is None or not evidence.assessment.candidates:
+        for asked in asked_cases(session, eval_set):
+            statements = asked.ranked[:CANDIDATES]
+            if not statements:
                 continue
-            statements = [c.statement for c in evidence.assessment.candidates[:CANDIDATES]]
-            labels = [label(case, ChunkRef.of(s.chunk.passage), s.text) == 1 for s in statements]
-            found.append(HeldOutCase(question=case.question, candidates=tuple(in_context(s) for s in statements),
-                                     answering=tuple(labels), answerable=case.expect == "answer"))
+            labels = [label(asked.case, ChunkRef.of(s.chunk.passage), s.text) == 1 for s in statements]
+            found.append(HeldOutCase(question=asked.case.question, candidates=tuple(in_context(s) for s in statements),
+                                     answering=tuple(labels), answerable=asked.case.expect == "answer"))
     return found
 
 

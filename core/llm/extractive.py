@@ -100,8 +100,7 @@ def _second_choice(assessment: Assessment, same_chunk: Sequence[Candidate]) -> C
 
 def _outside(statement: Statement, listed: Sequence[Statement]) -> bool:
     """Not an item of the quoted list, nor of the part of a long list left unquoted (its items share lead-ins)."""
-    return statement not in listed and (statement.kind != "item"
-                                         or statement.context not in {item.context for item in listed})
+    return statement.kind != "item" or statement.context not in {item.context for item in listed}
 
 
 def _read_before(statement: Statement, chosen: Sequence[Statement]) -> bool:

@@ -113,18 +113,21 @@ def label(case: Case, ref: ChunkRef, text: str) -> int | None:
 
 
 @contextmanager
-def opened(eval_set: EvalSet, *, embedder: str, reader: Path | None = None) -> Iterator[EvalSession]:
+def opened(eval_set: EvalSet, *, embedder: str, reader: Path | None = None, matching: bool = False,
+           matcher: Path | None = None) -> Iterator[EvalSession]:
     """The set's knowledge base ingested into a temporary database, as `sourced eval` does it, with the given
-    reader (an ONNX file; none without it)."""
+    reader (an ONNX file; none without it) and, `matching`, the question matcher (`matcher`, else the bundled)."""
     os.environ["SOURCED_EMBEDDER"] = embedder
     os.environ["SOURCED_READER"] = "none"
-    os.environ.pop("SOURCED_READER_PATH", None)
-    if reader is not None:
-        os.environ["SOURCED_READER_PATH"] = str(reader)
+    os.environ["SOURCED_MATCHER"] = "bundled" if matching else "none"
+    for setting, path in (("SOURCED_READER_PATH", reader), ("SOURCED_MATCHER_PATH", matcher)):
+        os.environ.pop(setting, None)
+        if path is not None:
+            os.environ[setting] = str(path)
     config, gaps = _config(eval_set)
     # Until a fit is measured (`with_answerability`), the session decides with the fit without a reader, which
     # always exists: the fit with one may be the very thing being made.
-    placeholder = shipped_model(semantic=embedder != "none")
+    placeholder = shipped_model(semantic=embedder != "none", matching=matching)
     with eval_session(kb=eval_set.kb, config=config, known_gaps=gaps, answerability=placeholder) as session:
         yield session
 
@@ -179,7 +182,7 @@ def collect(session: EvalSession, eval_set: EvalSet) -> Iterator[Row]:
     # far as deciding, is the same with any fit.
     for asked in asked_cases(session, eval_set):
         case = asked.case
-        features = featurise(asked.question, asked.profile, asked.statements, embedder=session.sourced.embedder,
+        features = featurise(asked.question, asked.profile, asked.statements, embedder=session.sourced.matcher,
                              reader=session.sourced.reader)
         for statement, values in zip(asked.statements, features, strict=True):
             ref = ChunkRef.of(statement.chunk.passage)

@@ -8,7 +8,8 @@ The first run writes the knowledge base `sourced bench` generates (the same seed
 questions) and ingests it, with the chunks' vectors from the cache (`core.eval.bench_vectors`, generated where the
 cache has none); later runs only ask. Each of the 200 questions is asked once after a warm-up, its own vector
 forgotten first, as `sourced bench` does; every phase is timed around the port it goes through: the search, the
-audit's unscoped probe (refusals only), and the embedding of the candidate statements.
+audit's unscoped probe (refusals only), the embedder (the question for retrieval; the candidate statements too
+without a question matcher), and the question matcher (`SOURCED_MATCHER=bundled`: the question and its candidates).
 """
 
 import argparse
@@ -57,13 +58,16 @@ def time_phases(sourced: Sourced, queries: Sequence[str]) -> tuple[list[float], 
     phases: Timings = defaultdict(list)
     _timed(sourced.index, "search", phases)
     _timed(sourced.index, "best_unscoped_score", phases, label="unscoped probe")
-    _timed(sourced.embedder, "embed", phases, label="embed statements")
+    _timed(sourced.embedder, "embed", phases, label="embed question (and statements, without a matcher)")
+    if sourced.matcher is not sourced.embedder:
+        _timed(sourced.matcher, "embed", phases, label="match statements")
     audience = Audience.only(ASKER)
     ask = functools.partial(_ask, sourced, audience)
     for query in queries[:WARMUP]:
         ask(query)
-    if isinstance(sourced.embedder, CachedEmbedder):
-        sourced.embedder.forget(queries)
+    for embedder in [sourced.embedder] + ([sourced.matcher] if sourced.matcher is not sourced.embedder else []):
+        if isinstance(embedder, CachedEmbedder):
+            embedder.forget(queries)
     phases.clear()
     totals = []
     for query in queries:

@@ -4,6 +4,8 @@
     .venv/bin/python -m benchmarks.fit_answerability --write    # ... and write the shipped model file
     .venv/bin/python -m benchmarks.fit_answerability --variants semantic+reader lexical+reader --write
                                                # the reader's fits, with and without an embedder
+    .venv/bin/python -m benchmarks.fit_answerability --variants semantic+matcher --write
+                                               # the question matcher's fit (`SOURCED_MATCHER=bundled`)
 
 Two stages, both linear over standardised features (`core.application.answerability`):
 - the ranker orders a question's candidate statements: a conditional logit (softmax over the candidates)
@@ -25,6 +27,10 @@ no fit ever learns from (`dev3`, `real`: `held_out_sets`).
 
 A refit written over a variant drops the margin of the guard's ranking check fitted on its old ranker
 (`claim_rank_margin`): run `benchmarks/fit_claim_ranking.py --variant V --write` after it.
+
+`semantic+matcher` reads the semantic features with the question matcher (`training/question_matcher.py`), which
+was trained on the annotated questions: each annotated half is read by the matcher trained without it
+(`--leave-out`, in `--matchers`), and left out of the fit when that fold is missing.
 
 Variants with `+reader` read the candidates with the trained reader (`training/reader`): each set with the
 fold's reader that was not trained on it (`--readers`, the training's work folder), so the weights are fitted
@@ -58,6 +64,8 @@ TARGET_FALSE_ANSWER: Final = 0.05
 """The false-answer rate the threshold is chosen for, on held-out folds of the training sets."""
 TARGET_WRONG_ANSWER: Final = 0.05
 """The wrong-answer rate the threshold is chosen for, likewise: a wrong answer breaks trust as a false one does."""
+MATCHER_TRAINED_ON: Final = ("annotated-a", "annotated-b")
+"""The sets of annotated questions (`training/reader/data`) the question matcher learnt from."""
 DECISION_SETS_EXCLUDED: Final = frozenset({"squad2"})
 """Sets the ranker learns from but the decision and its threshold do not: SQuAD 2.0's unanswerable questions
 are adversarial rewrites of a paragraph, made to share its words, not questions asked of company documents;
@@ -246,22 +254,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help=f"write core/application/{MODEL_FILE}")
     parser.add_argument("--variants", nargs="+", default=["semantic", "lexical"],
-                        choices=["semantic", "lexical", "semantic+reader", "lexical+reader"])
+                        choices=["semantic", "lexical", "semantic+matcher", "semantic+reader", "lexical+reader"])
     parser.add_argument("--readers", type=Path, default=Path("build/reader"),
                         help="the reader training's work folder, for the +reader variants (default %(default)s)")
+    parser.add_argument("--matchers", type=Path, default=Path("build/question_matcher"),
+                        help="the question matcher's fold folders, for the sets it learnt (default %(default)s)")
     parser.add_argument("--target", type=float, default=TARGET_FALSE_ANSWER,
                         help="the false-answer rate the threshold is chosen for (default %(default)s)")
     parser.add_argument("--wrong-target", type=float, default=TARGET_WRONG_ANSWER,
                         help="the wrong-answer rate the threshold is chosen for (default %(default)s)")
     args = parser.parse_args()
-    sets = known_sets()
-    versions = {s.name: s.version() for s in sets}
     path = Path(__file__).resolve().parents[1] / "core" / "application" / MODEL_FILE
     for variant in args.variants:
         embedder = "minilm" if variant.startswith("semantic") else "none"
+        sets = fit_sets(variant, args.matchers)
+        versions = {s.name: s.version() for s in sets}
+        matching = "+matcher" in variant
         with ExitStack() as stack:
             sessions = {s.name: stack.enter_context(opened(
-                s, embedder=embedder, reader=fold_model(args.readers, s.name) if "+reader" in variant else None))
+                s, embedder=embedder, reader=fold_model(args.readers, s.name) if "+reader" in variant else None,
+                matching=matching, matcher=fold_matcher(args.matchers, s.name) if matching else None))
                 for s in sets}
             by_set = {s.name: questions(list(collect(sessions[s.name], s))) for s in sets}
             print(f"\n## {variant} ({embedder}): leave one set out, then the shipped fit on all sets")
@@ -277,7 +289,7 @@ def main() -> None:
                 _print_row(f"{held.name}*", model["threshold"], measured(sessions[held.name], held, model))
             for held in held_out_sets():
                 with opened(held, embedder=embedder, reader=fold_model(args.readers, held.name)
-                            if "+reader" in variant else None) as session:
+                            if "+reader" in variant else None, matching=matching) as session:
                     _print_row(held.name, model["threshold"], measured(session, held, model))
         print("(* fitted on this set too: not a held-out figure; dev3 and real: never fitted on)")
         model["fitted_by"] = "python -m benchmarks.fit_answerability " + shlex.join(sys.argv[1:])
@@ -291,6 +303,25 @@ def main() -> None:
                 "models": shipped,
             }, indent=1) + "\n", encoding="utf-8")
             print(f"\nwrote {variant} to {path}")
+
+
+def fit_sets(variant: str, matchers: Path) -> list[EvalSet]:
+    """The sets a variant is fitted on: every known set; a fit with the question matcher reads the sets it was
+    trained on with a fold's matcher that never saw them (`training.question_matcher --leave-out`), and leaves a
+    set out when that fold is missing."""
+    sets = known_sets()
+    if "+matcher" not in variant:
+        return sets
+    left_out = [s.name for s in sets if s.name in MATCHER_TRAINED_ON and fold_matcher(matchers, s.name) is None]
+    if left_out:
+        print(f"{variant}: not fitted on {', '.join(left_out)} (no matcher in {matchers} that did not learn them)")
+    return [s for s in sets if s.name not in left_out]
+
+
+def fold_matcher(matchers: Path, set_name: str) -> Path | None:
+    """The matcher trained without this set's questions, for the sets the shipped one learnt from."""
+    folder = matchers / f"fold-{set_name}"
+    return folder if set_name in MATCHER_TRAINED_ON and (folder / "model.onnx").is_file() else None
 
 
 def _print_row(name: str, threshold: float, values: dict[str, Any]) -> None:

@@ -59,11 +59,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sets", nargs="+", default=["examples", "dev", "dev2"],
                         help="the sets the margin is fitted on (default: %(default)s)")
-    parser.add_argument("--variant", choices=["semantic", "lexical"], default="semantic",
+    parser.add_argument("--variant", choices=["semantic", "lexical", "semantic+matcher"], default="semantic",
                         help="the ranker: with the embedder (the default profile) or without (default %(default)s)")
     parser.add_argument("--write", action="store_true", help=f"write the margin into core/application/{MODEL_FILE}")
     args = parser.parse_args()
-    os.environ["SOURCED_EMBEDDER"] = "minilm" if args.variant == "semantic" else "none"
+    os.environ["SOURCED_EMBEDDER"] = "minilm" if args.variant.startswith("semantic") else "none"
+    os.environ["SOURCED_MATCHER"] = "bundled" if "+matcher" in args.variant else "none"
     os.environ["SOURCED_READER"] = "none"  # the variant's own ranker, never a reader's
     for setting in ("SOURCED_READER_PATH", "SOURCED_ANSWERABILITY_GATE"):  # the gate "off" would rank nothing
         os.environ.pop(setting, None)

@@ -36,6 +36,7 @@ from core.retrieval.embeddings import EmbedderChoice, EmbeddingIngestor, choose_
 from core.retrieval.hybrid import HybridIndex
 from core.retrieval.index import SqliteIndex
 from core.retrieval.ingest import Ingestor
+from core.retrieval.matcher import matcher_for
 from core.retrieval.postgres_index import PostgresIndex
 from core.storage.audit_log import SqlAuditLog
 from core.storage.catalog import SqlActivityLog, SqlCatalog
@@ -65,6 +66,9 @@ class Sourced:
     catalog: Catalog
     activity: ActivityLog
     embedder_choice: EmbedderChoice
+    matcher: Embedder | None
+    """What the answerability model's semantic features read: the retrieval embedder, or the question matcher
+    (`SOURCED_MATCHER=bundled`)."""
     answerability: AnswerabilityModel
     connector_state: SqlConnectorState
     source_principals: SqlSourcePrincipals
@@ -80,9 +84,17 @@ class Sourced:
 
     def components(self) -> list[str]:
         """What answers, and why this: said by `ask -v`, the bot's start and (in more detail) `sourced doctor`."""
-        return [self.embedder_choice.describe(), f"reader: {self.reader.name if self.reader else 'none'}",
+        return [self.embedder_choice.describe(),
+                f"question matcher: {self._matcher_name()}",
+                f"reader: {self.reader.name if self.reader else 'none'}",
                 f"answerability model: {self.answerability.version}", f"answer model: {self.model.name}",
                 f"follow-ups: {self.followups.version}"]
+
+
+    def _matcher_name(self) -> str:
+        if self.matcher is None or self.matcher is self.embedder:
+            return "none"
+        return self.matcher.model_id
 
 
 def build_reader(settings: Settings) -> Reader | None:
@@ -93,9 +105,10 @@ def build_reader(settings: Settings) -> Reader | None:
     return bundled_reader() if settings.reader == "bundled" else None
 
 
-def build_model(settings: Settings, embedder: Embedder | None = None, reader: Reader | None = None) -> AnswerModel:
-    """The model named by `SOURCED_MODEL`; the extractive default needs nothing else. A missing setting is a
-    ConfigError, which the CLI prints as one line."""
+def build_model(settings: Settings, matcher: Embedder | None = None, reader: Reader | None = None,
+                answerability: AnswerabilityModel | None = None) -> AnswerModel:
+    """The model named by `SOURCED_MODEL`; the extractive default needs nothing else (it assesses with the
+    matcher, reader and fit given). A missing setting is a ConfigError, which the CLI prints as one line."""
     # Imported here: the `openai` client takes seconds to import, and the default model never needs it.
     if settings.model == "openai":
         from core.llm import openai_compat  # noqa: PLC0415
@@ -105,7 +118,7 @@ def build_model(settings: Settings, embedder: Embedder | None = None, reader: Re
         from core.llm import llama_cpp  # noqa: PLC0415
 
         return llama_cpp.from_settings(settings)
-    return ExtractiveModel(embedder=embedder, reader=reader)
+    return ExtractiveModel(embedder=matcher, reader=reader, answerability=answerability)
 
 
 def build_verifier(settings: Settings, model: AnswerModel) -> Verifier | None:
@@ -184,10 +197,12 @@ def bootstrap(
               else choose_embedder(settings.embedder, settings))
     embedder = choice.embedder
     reader = reader or build_reader(settings)
-    answerability = answerability or shipped_model(semantic=embedder is not None, reading=reader is not None)
+    matcher = matcher_for(embedder, kind=settings.matcher, reader=reader, path=settings.matcher_path)
+    answerability = answerability or shipped_model(semantic=matcher is not None, reading=reader is not None,
+                                                   matching=matcher is not embedder)
     index = build_index(engine, embedder)
     audit_log = SqlAuditLog(engine)
-    model = model or build_model(settings, embedder, reader)
+    model = model or build_model(settings, matcher, reader, answerability)
     followups = followups or build_followups(settings, model)
     risk = config.risk
     orchestrator = Orchestrator(
@@ -203,6 +218,7 @@ def bootstrap(
         audit_mode=settings.audit_mode,
         user_hash_key=settings.user_hash_key.get_secret_value().encode() if settings.user_hash_key else None,
         embedder=embedder,
+        matcher=matcher,
         answerability=answerability,
         reader=reader,
         verifier=verifier or build_verifier(settings, model),
@@ -231,6 +247,7 @@ def bootstrap(
         catalog=SqlCatalog(engine),
         activity=SqlActivityLog(engine),
         embedder_choice=choice,
+        matcher=matcher,
         answerability=answerability,
         connector_state=connector_state,
         source_principals=SqlSourcePrincipals(engine),

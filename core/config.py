@@ -20,6 +20,7 @@ ModelKind = Literal["extractive", "openai", "llama-cpp"]
 VerifierKind = Literal["off", "model"]
 """`model`: one more strict-JSON request per answer to the answering LLM, whose "no" refuses."""
 ReaderKind = Literal["none", "bundled"]
+MatcherKind = Literal["none", "bundled"]
 """`none` (the default): answerability from today's features; `bundled`: our trained cross-encoder reads the
 candidates beside them and checks every claim's quote (docs/answering.md has both measured: held out, the reader
 did not beat today's features yet, so it is not the default)."""
@@ -73,6 +74,12 @@ class Settings(BaseSettings):
     reader_path: Path | None = None
     """`SOURCED_READER_PATH`: another cross-encoder exported to ONNX (a `.onnx` file, or a folder holding
     `reader.onnx`), with its `tokenizer.json` beside it; replaces the bundled reader."""
+    matcher: MatcherKind = "none"
+    """`SOURCED_MATCHER=bundled`: the answerability model reads the question matcher's similarities, with its own
+    fit (fewer answers, almost no wrong ones: docs/answering.md); needs the bundled MiniLM and no reader."""
+    matcher_path: Path | None = None
+    """`SOURCED_MATCHER_PATH`: another question matcher (a MiniLM-L6 export to ONNX with its tokenizer, a `.onnx`
+    file or a folder holding `model.onnx`); replaces the bundled one where `SOURCED_MATCHER=bundled` applies."""
     audit_mode: AuditMode = "best_effort"
     user_hash_key: SecretStr | None = None
     followups: FollowUpKind = "auto"

@@ -51,6 +51,7 @@ from core.retrieval.embeddings import (
     choose_embedder,
     uncached,
 )
+from core.retrieval.matcher import matcher_for
 from core.storage.connectors import ConnectorStatus, SqlConnectorState
 from core.storage.database import current_revision, head_revision, make_engine
 from core.storage.postgres import (
@@ -283,6 +284,23 @@ def embedder(patient: Patient) -> Check | None:
     return ok("embedder", detail, **facts)
 
 
+def matcher(patient: Patient) -> Check | None:
+    choice, settings = patient.embedder, patient.settings
+    if isinstance(choice, Exception) or choice.embedder is None or settings.matcher == "none":
+        return None
+    reader = None if isinstance(patient.reader, Exception) else patient.reader
+    try:
+        found = matcher_for(choice.embedder, kind=settings.matcher, reader=reader, path=settings.matcher_path)
+    except EmbedderUnavailable as failure:
+        return error("question matcher", str(failure), INSTALL_SEMANTIC, name=None)
+    if found is choice.embedder:
+        why = "a reader is configured, and its fit reads the embedder" if reader else "it needs the bundled MiniLM"
+        return warning("question matcher", f"SOURCED_MATCHER={settings.matcher} does not apply: {why}",
+                       "SOURCED_READER=none and SOURCED_EMBEDDER=auto, or SOURCED_MATCHER=none", name=None)
+    return ok("question matcher", f"{found.model_id}: the answerability model's semantic features",
+              name=found.model_id)
+
+
 def _embedded(engine: Engine, model_id: str) -> tuple[int, int]:
     """Chunks with a current vector of this model, and all chunks."""
     with engine.connect() as connection:
@@ -311,8 +329,11 @@ def answerability(patient: Patient) -> Check | None:
         return None
     semantic = choice.embedder is not None
     reading = semantic and patient.reader is not None and not isinstance(patient.reader, Exception)
-    model = shipped_model(semantic=semantic, reading=reading)
-    kind = ("semantic" if semantic else "lexical (words only)") + (" with the reader" if reading else "")
+    matching = (semantic and not reading and patient.settings.matcher == "bundled"
+                and isinstance(uncached(choice.embedder), MiniLmEmbedder))
+    model = shipped_model(semantic=semantic, reading=reading, matching=matching)
+    kind = (("semantic" if semantic else "lexical (words only)") + (" with the question matcher" if matching else "")
+            + (" with the reader" if reading else ""))
     return ok("answerability", f"{kind} model {model.version}", version=model.version, semantic=semantic,
               reading=reading)
 
@@ -448,7 +469,7 @@ def _ago(lag: timedelta) -> str:
 
 CHECKS: tuple[Callable[[Patient], Check | list[Check] | None], ...] = (
     configuration, database, index, instructions, vectors, memory,
-    retrieval, embedder, reader, answerability, answer_model, audit,
+    retrieval, embedder, matcher, reader, answerability, answer_model, audit,
     slack_token, slack_mode, user_groups, connectors,
 )
 

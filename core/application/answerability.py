@@ -176,12 +176,13 @@ def shipped_models() -> dict[str, AnswerabilityModel]:
     return {variant: AnswerabilityModel.from_dict(data) for variant, data in json.loads(text)["models"].items()}
 
 
-def variant_name(*, semantic: bool, reading: bool) -> str:
-    return ("semantic" if semantic else "lexical") + ("+reader" if reading else "")
+def variant_name(*, semantic: bool, reading: bool, matching: bool = False) -> str:
+    """`matching`: the semantic features read by the question matcher rather than the retrieval embedder."""
+    return ("semantic" if semantic else "lexical") + ("+matcher" if matching else "") + ("+reader" if reading else "")
 
 
-def shipped_model(*, semantic: bool, reading: bool = False) -> AnswerabilityModel:
-    return shipped_models()[variant_name(semantic=semantic, reading=reading)]
+def shipped_model(*, semantic: bool, reading: bool = False, matching: bool = False) -> AnswerabilityModel:
+    return shipped_models()[variant_name(semantic=semantic, reading=reading, matching=matching)]
 
 
 # -- the features ------------------------------------------------------------------------------------------

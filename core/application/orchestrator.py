@@ -157,6 +157,7 @@ class Orchestrator:
         user_hash_key: bytes | None = None,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
         embedder: Embedder | None = None,
+        matcher: Embedder | None = None,
         answerability: AnswerabilityModel | None = None,
         reader: Reader | None = None,
         verifier: Verifier | None = None,
@@ -177,7 +178,8 @@ class Orchestrator:
         self._audit_mode = audit_mode
         self._user_hash_key = user_hash_key
         self._new_id = new_id
-        self._embedder = embedder
+        self._embedder = embedder  # the guard's semantic claim check
+        self._matcher = matcher or embedder  # the answerability model's semantic features
         self._answerability = answerability
         self._reader = reader
         self._verifier = verifier
@@ -281,9 +283,9 @@ class Orchestrator:
         return seen
 
     def _assess(self, text: str, candidates: Sequence[RetrievedChunk]) -> Assessment:
-        """The answerability assessment. The reader and the embedder are adapters that may fail: without the
+        """The answerability assessment. The reader and the matcher are adapters that may fail: without the
         one that failed, the shipped model fitted for the features left decides."""
-        reader, embedder, model = self._reader, self._embedder, self._answerability
+        reader, embedder, model = self._reader, self._matcher, self._answerability
         while True:
             try:
                 return assess(text, candidates, embedder=embedder, reader=reader, model=model)

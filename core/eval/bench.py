@@ -148,9 +148,15 @@ def _measure(sourced: Sourced, corpus: BenchCorpus, console: Console, options: B
     ingest_s, embedded, embed_s = _timed_ingest(sourced, corpus, options, vector_cache, progress=not console.quiet)
     index = sourced.index  # what `ask` retrieves with: full text, or fused with the vectors with an embedder
     audience = Audience.only(ASKER)
-    # Each timed question embeds its own text: the warm-up's (and the retrieval pass's) vectors are forgotten.
-    cache = sourced.embedder if isinstance(sourced.embedder, CachedEmbedder) else None
-    forget = (lambda: cache.forget(corpus.queries)) if cache else (lambda: None)
+    # Each timed question embeds its own text, for retrieval and for the question matcher: the warm-up's (and the
+    # retrieval pass's) vectors are forgotten.
+    embedders = [sourced.embedder] + ([sourced.matcher] if sourced.matcher is not sourced.embedder else [])
+    caches = [e for e in embedders if isinstance(e, CachedEmbedder)]
+
+    def forget() -> None:
+        for cache in caches:
+            cache.forget(corpus.queries)
+
     retrieve = _latencies(lambda q: index.search(q, audience=audience, limit=DEPTH), corpus.queries, console,
                           "retrieving", forget=forget)
     ask = _latencies(lambda q: sourced.orchestrator.ask(Question(text=q, principal=ASKER, audience=audience)),

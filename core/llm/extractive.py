@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Final
 
-from core.application.answerability import Assessment, Candidate, assess
+from core.application.answerability import AnswerabilityModel, Assessment, Candidate, assess
 from core.application.ports import Embedder, GenerationRequest, Reader
 from core.application.statements import Statement, announced_items, list_items, split_statements
 
@@ -26,9 +26,11 @@ longer one, the run of its items around the best."""
 class ExtractiveModel:
     """Answers with the best statements of the retrieved chunks, or says it found nothing."""
 
-    def __init__(self, *, embedder: Embedder | None = None, reader: Reader | None = None) -> None:
+    def __init__(self, *, embedder: Embedder | None = None, reader: Reader | None = None,
+                 answerability: AnswerabilityModel | None = None) -> None:
         self._embedder = embedder
         self._reader = reader
+        self._answerability = answerability
 
     @property
     def name(self) -> str:
@@ -40,7 +42,7 @@ class ExtractiveModel:
 
     def generate(self, request: GenerationRequest) -> str:
         assessment = request.assessment or assess(request.question, request.chunks, embedder=self._embedder,
-                                                 reader=self._reader)
+                                                 reader=self._reader, model=self._answerability)
         if assessment.best is None or not assessment.answerable:
             return _envelope_not_found()
         chosen = answering_statements(assessment, whole_units=self._reader is None)

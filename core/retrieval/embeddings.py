@@ -106,13 +106,16 @@ class MiniLmEmbedder:
     BM25 runs beside the question's embedding).
     """
 
-    def __init__(self, *, threads: int | None = None) -> None:
+    def __init__(self, *, threads: int | None = None, model_file: Path | None = None,
+                 model_id: str = MINILM_MODEL_ID) -> None:
+        """`model_file`: another MiniLM-L6 export with the same tokenizer and outputs (the question matcher)."""
         for module, package in (("onnxruntime", "onnxruntime"), ("tokenizers", "tokenizers")):
             if importlib.util.find_spec(module) is None:
                 raise _missing(f"the package {package!r}")
         from tokenizers import Tokenizer  # noqa: PLC0415  # optional extra, checked just above
 
-        self._model_file = minilm_model_file()
+        self._model_file = model_file or minilm_model_file()
+        self._model_id = model_id
         if not TOKENIZER_FILE.is_file():
             raise EmbedderUnavailable(f"{TOKENIZER_FILE} is missing from the installed sourced package (a build "
                                       f"without its package data); reinstall it: {INSTALL_SEMANTIC}")
@@ -125,7 +128,7 @@ class MiniLmEmbedder:
 
     @property
     def model_id(self) -> str:
-        return MINILM_MODEL_ID
+        return self._model_id
 
     @property
     def dim(self) -> int:

@@ -150,9 +150,10 @@ def test_the_bot_says_at_start_which_retrieval_and_models_answer_and_why(tmp_pat
     said = stdout.splitlines()
     assert said[0] == ("retrieval: hybrid (full text and all-MiniLM-L6-v2-onnx-int8@1.0.0): SOURCED_EMBEDDER=auto, "
                        "and the semantic extra is installed")
-    assert said[1] == "reader: none"
-    assert said[2].startswith("answerability model: semantic-")
-    assert said[3] == "answer model: extractive-2"
+    assert said[1] == "question matcher: none"
+    assert said[2] == "reader: none"
+    assert said[3].startswith("answerability model: semantic-")
+    assert said[4] == "answer model: extractive-2"
 
 
 @pytest.mark.parametrize(("missing", "named"), [("SLACK_BOT_TOKEN", "SLACK_BOT_TOKEN is not set"),

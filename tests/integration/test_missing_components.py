@@ -100,3 +100,61 @@ def test_doctor_names_the_missing_local_model_runtime_and_its_extra(
     assert checks["answer model"]["status"] == "error"
     assert "'xllamacpp' is not installed" in checks["answer model"]["detail"]
     assert checks["answer model"]["fix"] == "pip install 'sourced[local]'"
+
+
+def test_doctor_names_the_question_matcher_the_answerability_model_reads_when_it_is_chosen(
+        handbook_database: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("SOURCED_EMBEDDER", "auto")
+    monkeypatch.setenv("SOURCED_MATCHER", "bundled")
+    capsys.readouterr()
+
+    assert main(["doctor", "--json"]) == 0
+
+    checks = {check["name"]: check for check in json.loads(capsys.readouterr().out)["checks"]}
+    assert checks["question matcher"]["status"] == "ok"
+    assert checks["question matcher"]["facts"]["name"].startswith("sourced-question-matcher-minilm-l6-int8@")
+    assert checks["answerability"]["detail"].startswith("semantic with the question matcher model semantic+matcher-")
+
+
+def test_doctor_warns_when_the_chosen_matcher_does_not_apply_beside_the_reader(
+        handbook_database: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("SOURCED_EMBEDDER", "auto")
+    monkeypatch.setenv("SOURCED_MATCHER", "bundled")
+    monkeypatch.setenv("SOURCED_READER", "bundled")
+    capsys.readouterr()
+
+    assert main(["doctor", "--json"]) == 0
+
+    checks = {check["name"]: check for check in json.loads(capsys.readouterr().out)["checks"]}
+    assert checks["question matcher"]["status"] == "warning"
+    assert "does not apply: a reader is configured" in checks["question matcher"]["detail"]
+    assert checks["answerability"]["facts"]["reading"] is True
+
+
+def test_a_package_without_the_question_matcher_says_so_in_one_line_with_the_reinstall(
+        handbook_database: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        tmp_path: Path) -> None:
+    monkeypatch.setattr("core.retrieval.matcher.MATCHER_DIR", tmp_path / "matcher_model")
+    monkeypatch.setenv("SOURCED_EMBEDDER", "minilm")
+    monkeypatch.setenv("SOURCED_MATCHER", "bundled")
+    capsys.readouterr()
+
+    assert main(["ask", QUESTION]) == 2
+
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("sourced: ") and "matcher_model/model.onnx is missing" in line
+    assert line.endswith(f"reinstall it: {INSTALL}")
+
+
+def test_a_matcher_path_without_a_model_file_stops_ask_with_one_line_naming_it(
+        handbook_database: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        tmp_path: Path) -> None:
+    monkeypatch.setenv("SOURCED_EMBEDDER", "minilm")
+    monkeypatch.setenv("SOURCED_MATCHER", "bundled")
+    monkeypatch.setenv("SOURCED_MATCHER_PATH", str(tmp_path / "nowhere.onnx"))
+    capsys.readouterr()
+
+    assert main(["ask", QUESTION]) == 2
+
+    [line] = capsys.readouterr().err.splitlines()
+    assert line == f"sourced: SOURCED_MATCHER_PATH: no model file at {tmp_path / 'nowhere.onnx'}"

@@ -6,12 +6,15 @@ the subject for another."""
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from core.application.orchestrator import Question
 from core.bootstrap import Sourced, bootstrap
 from core.config import Settings, SourcedConfig
 from core.domain import Answered, Audience, Principal, Refused
+from core.retrieval.matcher import matcher_for, question_matcher
+from tests.unit import fakes
 
 POLICIES = {
     "returns.md": """---
@@ -110,3 +113,39 @@ def test_the_statement_about_the_asked_subject_does(sourced: Sourced) -> None:
 
     assert isinstance(outcome, Answered), outcome
     assert "$250" in outcome.text
+
+
+@pytest.mark.parametrize(("question", "answer", "neighbour"), [
+    ("who do i ask for a new laptop?", "Equipment > Hardware: Requests for new hardware go to the IT desk in #it-help.",
+     "Equipment > Hardware: Laptops are replaced every three years."),
+    ("do we get paid extra for working on a public holiday?",
+     "Pay > Holidays: Work on a public holiday is paid at twice the usual rate.",
+     "Pay > Holidays: The office is closed on public holidays."),
+    ("how long is the notice period if i quit",
+     "Leaving > Resignation: Employees who resign give four weeks of notice in writing.",
+     "Leaving > Resignation: Your manager arranges an exit interview in your last week."),
+])
+def test_the_bundled_question_matcher_puts_the_answer_nearer_than_its_sections_neighbour(
+        question: str, answer: str, neighbour: str) -> None:
+    matcher = question_matcher()
+    asked, answering, beside = (np.asarray(v) for v in matcher.embed([question, answer, neighbour]))
+
+    assert float(asked @ answering) > float(asked @ beside)
+
+
+def test_the_chosen_matcher_is_what_the_answerability_reads_with_its_own_fit(tmp_path: Path) -> None:
+    chosen = bootstrap(Settings(database_url=f"sqlite:///{tmp_path / 'sourced.db'}", embedder="minilm",
+                                matcher="bundled"), config=SourcedConfig(), known_gaps=(), progress=False)
+
+    assert chosen.matcher is not None and chosen.matcher is not chosen.embedder
+    assert chosen.matcher.model_id.startswith("sourced-question-matcher-minilm-l6-int8@")
+    assert chosen.answerability.version.startswith("semantic+matcher-")
+    assert "question matcher: sourced-question-matcher-minilm-l6-int8@" in "\n".join(chosen.components())
+    chosen.engine.dispose()
+
+
+def test_by_default_and_beside_a_reader_the_answerability_reads_the_retrieval_embedder(sourced: Sourced) -> None:
+    assert sourced.matcher is sourced.embedder
+    assert sourced.answerability.version.startswith("semantic-")
+    assert matcher_for(sourced.embedder, reader=fakes.KeywordReader("any")) is sourced.embedder
+    assert matcher_for(None) is None

@@ -1,0 +1,50 @@
+"""The question matcher: MiniLM-L6 fine-tuned to put a question near the statements that answer it
+(`training/question_matcher.py`; its card is `matcher_model/MODEL_CARD.md`). The answerability model reads its
+cosine between the question and each candidate statement (the semantic features); retrieval keeps the base
+MiniLM, whose stored chunk vectors it was never trained against.
+
+Selectable (`SOURCED_MATCHER=bundled`), not the default: with its own fit it answers fewer questions and
+almost never wrongly, a trade rather than a gain (docs/answering.md). It runs through the MiniLM adapter (same
+tokenizer, same pooling) from the package's own data: nothing is downloaded, and it loads only when the first
+question is assessed.
+"""
+
+import json
+from pathlib import Path
+from typing import Final
+
+from core.application.ports import Embedder, Reader
+from core.config import MatcherKind
+from core.retrieval.embeddings import INSTALL_SEMANTIC, CachedEmbedder, EmbedderUnavailable, MiniLmEmbedder
+
+MATCHER_DIR: Final = Path(__file__).with_name("matcher_model")
+MATCHER_FILE: Final = "model.onnx"
+MATCHER_INFO: Final = "matcher.json"
+"""The shipped model's name (date and file hash) and SHA-256, written by its training."""
+
+
+def question_matcher(path: Path | None = None, *, threads: int | None = None) -> MiniLmEmbedder:
+    """The bundled matcher, or the export at `path`; `EmbedderUnavailable` as the MiniLM embedder when the
+    semantic extra is missing, or when the model file is."""
+    if path is not None:
+        model_file = path / MATCHER_FILE if path.is_dir() else path
+        if not model_file.is_file():
+            raise EmbedderUnavailable(f"SOURCED_MATCHER_PATH: no model file at {model_file}")
+        return MiniLmEmbedder(threads=threads, model_file=model_file, model_id=f"matcher:{model_file.resolve()}")
+    model_file = MATCHER_DIR / MATCHER_FILE
+    if not model_file.is_file():
+        raise EmbedderUnavailable(f"{model_file} is missing from the installed sourced package (a build without its "
+                                  f"package data); reinstall it: {INSTALL_SEMANTIC}")
+    info = json.loads((MATCHER_DIR / MATCHER_INFO).read_text(encoding="utf-8"))
+    return MiniLmEmbedder(threads=threads, model_file=model_file, model_id=str(info["name"]))
+
+
+def matcher_for(embedder: Embedder | None, *, kind: MatcherKind = "bundled", reader: Reader | None = None,
+                path: Path | None = None) -> Embedder | None:
+    """The embedder the answerability model reads: with `SOURCED_MATCHER=bundled`, the bundled matcher (or the
+    one at `path`) beside the bundled MiniLM; otherwise the retrieval embedder itself (none without one). A remote
+    embedder has no matcher of its own, and the reader's fit was made on the base model's similarities."""
+    inner = embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
+    if kind == "bundled" and isinstance(inner, MiniLmEmbedder) and reader is None:
+        return CachedEmbedder(question_matcher(path))
+    return embedder

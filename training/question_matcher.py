@@ -215,8 +215,8 @@ def model_card(info: dict[str, str], log: dict[str, Any]) -> str:
 
 A sentence embedder for one comparison: a question against the candidate statements that may answer it, each
 under its heading path. With `SOURCED_MATCHER=bundled`, Sourced's answerability model reads its cosine as the
-semantic features (`core/retrieval/matcher.py`); retrieval keeps the base MiniLM. Run by onnxruntime on the CPU; torch is used
-for training only.
+semantic features (`core/retrieval/matcher.py`); retrieval keeps the base MiniLM. Run by onnxruntime on the
+CPU; torch is used for training only.
 
 - File: `{MATCHER_FILE}` (int8 weights, dynamic quantization per channel), SHA-256 `{info['sha256']}`; the
   tokenizer is the retrieval embedder's (`core/retrieval/minilm_tokenizer`, MiniLM's WordPiece, uncased); the

@@ -8,8 +8,9 @@ The first run writes the knowledge base `sourced bench` generates (the same seed
 questions) and ingests it, with the chunks' vectors from the cache (`core.eval.bench_vectors`, generated where the
 cache has none); later runs only ask. Each of the 200 questions is asked once after a warm-up, its own vector
 forgotten first, as `sourced bench` does; every phase is timed around the port it goes through: the search, the
-audit's unscoped probe (refusals only), the embedder (the question for retrieval; the candidate statements too
-without a question matcher), and the question matcher (`SOURCED_MATCHER=bundled`: the question and its candidates).
+audit's unscoped probe (refusals only), the embedder's `embed` (the candidate statements the assessment reads,
+and the guard's claims; retrieval's own embedding is inside the search), and with `SOURCED_MATCHER=bundled` the
+question matcher's (the question and the candidate statements the assessment reads).
 """
 
 import argparse
@@ -58,14 +59,14 @@ def time_phases(sourced: Sourced, queries: Sequence[str]) -> tuple[list[float], 
     phases: Timings = defaultdict(list)
     _timed(sourced.index, "search", phases)
     _timed(sourced.index, "best_unscoped_score", phases, label="unscoped probe")
-    _timed(sourced.embedder, "embed", phases, label="embed question (and statements, without a matcher)")
+    _timed(sourced.embedder, "embed", phases, label="embed statements and claims")
     if sourced.matcher is not sourced.embedder:
         _timed(sourced.matcher, "embed", phases, label="match statements")
     audience = Audience.only(ASKER)
     ask = functools.partial(_ask, sourced, audience)
     for query in queries[:WARMUP]:
         ask(query)
-    for embedder in [sourced.embedder] + ([sourced.matcher] if sourced.matcher is not sourced.embedder else []):
+    for embedder in sourced.embedders():
         if isinstance(embedder, CachedEmbedder):
             embedder.forget(queries)
     phases.clear()

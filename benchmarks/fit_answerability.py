@@ -58,6 +58,7 @@ from core.application.answerability import EVIDENCE_AGAINST, MODEL_FILE, UNSIGNE
 from core.eval.cases import load_cases
 from core.eval.report import metrics
 from core.eval.runner import EvalSession
+from core.retrieval.matcher import MATCHER_FILE
 from training.reader.folds import fold_model
 
 TARGET_FALSE_ANSWER: Final = 0.05
@@ -267,7 +268,7 @@ def main() -> None:
     path = Path(__file__).resolve().parents[1] / "core" / "application" / MODEL_FILE
     for variant in args.variants:
         embedder = "minilm" if variant.startswith("semantic") else "none"
-        sets = fit_sets(variant, args.matchers)
+        sets = fit_sets(variant, args.matchers, writing=args.write)
         versions = {s.name: s.version() for s in sets}
         matching = "+matcher" in variant
         with ExitStack() as stack:
@@ -305,14 +306,18 @@ def main() -> None:
             print(f"\nwrote {variant} to {path}")
 
 
-def fit_sets(variant: str, matchers: Path) -> list[EvalSet]:
+def fit_sets(variant: str, matchers: Path, *, writing: bool) -> list[EvalSet]:
     """The sets a variant is fitted on: every known set; a fit with the question matcher reads the sets it was
-    trained on with a fold's matcher that never saw them (`training.question_matcher --leave-out`), and leaves a
-    set out when that fold is missing."""
+    trained on with a fold's matcher that never saw them (`training.question_matcher --leave-out`). Without that
+    fold the set is left out of a trial fit, and a fit to be written stops: without the real-text sets the fit
+    gives the similarity no weight (docs/answering.md, the question matcher)."""
     sets = known_sets()
     if "+matcher" not in variant:
         return sets
     left_out = [s.name for s in sets if s.name in MATCHER_TRAINED_ON and fold_matcher(matchers, s.name) is None]
+    if left_out and writing:
+        raise SystemExit(f"{variant}: no matcher in {matchers} that did not learn {', '.join(left_out)}; train them "
+                         f"first: python -m training.question_matcher --leave-out {left_out[0]}")
     if left_out:
         print(f"{variant}: not fitted on {', '.join(left_out)} (no matcher in {matchers} that did not learn them)")
     return [s for s in sets if s.name not in left_out]
@@ -321,7 +326,7 @@ def fit_sets(variant: str, matchers: Path) -> list[EvalSet]:
 def fold_matcher(matchers: Path, set_name: str) -> Path | None:
     """The matcher trained without this set's questions, for the sets the shipped one learnt from."""
     folder = matchers / f"fold-{set_name}"
-    return folder if set_name in MATCHER_TRAINED_ON and (folder / "model.onnx").is_file() else None
+    return folder if set_name in MATCHER_TRAINED_ON and (folder / MATCHER_FILE).is_file() else None
 
 
 def _print_row(name: str, threshold: float, values: dict[str, Any]) -> None:

@@ -60,13 +60,15 @@ def main() -> None:
     parser.add_argument("--sets", nargs="+", default=["examples", "dev", "dev2"],
                         help="the sets the margin is fitted on (default: %(default)s)")
     parser.add_argument("--variant", choices=["semantic", "lexical", "semantic+matcher"], default="semantic",
-                        help="the ranker: with the embedder (the default profile) or without (default %(default)s)")
+                        help="the ranker: with the embedder (the default profile), with the question matcher, or "
+                             "without either (default %(default)s)")
     parser.add_argument("--write", action="store_true", help=f"write the margin into core/application/{MODEL_FILE}")
     args = parser.parse_args()
     os.environ["SOURCED_EMBEDDER"] = "minilm" if args.variant.startswith("semantic") else "none"
     os.environ["SOURCED_MATCHER"] = "bundled" if "+matcher" in args.variant else "none"
     os.environ["SOURCED_READER"] = "none"  # the variant's own ranker, never a reader's
-    for setting in ("SOURCED_READER_PATH", "SOURCED_ANSWERABILITY_GATE"):  # the gate "off" would rank nothing
+    # the shipped question matcher, never another; the gate "off" would rank nothing
+    for setting in ("SOURCED_READER_PATH", "SOURCED_MATCHER_PATH", "SOURCED_ANSWERABILITY_GATE"):
         os.environ.pop(setting, None)
     by_set = {s.name: fabrication_trials(s) for s in known_sets() if s.name in args.sets}
     print(f"{'held out':10} {'margin':>6} {'faithful kept':>14} {'other_question refused':>23} "

@@ -90,6 +90,9 @@ class Sourced:
                 f"answerability model: {self.answerability.version}", f"answer model: {self.model.name}",
                 f"follow-ups: {self.followups.version}"]
 
+    def embedders(self) -> list[Embedder]:
+        """The retrieval embedder and, when chosen, the question matcher: what embeds a question's text."""
+        return [e for e in (self.embedder, self.matcher if self.matcher is not self.embedder else None) if e]
 
     def _matcher_name(self) -> str:
         if self.matcher is None or self.matcher is self.embedder:
@@ -118,7 +121,7 @@ def build_model(settings: Settings, matcher: Embedder | None = None, reader: Rea
         from core.llm import llama_cpp  # noqa: PLC0415
 
         return llama_cpp.from_settings(settings)
-    return ExtractiveModel(embedder=matcher, reader=reader, answerability=answerability)
+    return ExtractiveModel(matcher=matcher, reader=reader, answerability=answerability)
 
 
 def build_verifier(settings: Settings, model: AnswerModel) -> Verifier | None:

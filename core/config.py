@@ -20,10 +20,12 @@ ModelKind = Literal["extractive", "openai", "llama-cpp"]
 VerifierKind = Literal["off", "model"]
 """`model`: one more strict-JSON request per answer to the answering LLM, whose "no" refuses."""
 ReaderKind = Literal["none", "bundled"]
-MatcherKind = Literal["none", "bundled"]
 """`none` (the default): answerability from today's features; `bundled`: our trained cross-encoder reads the
 candidates beside them and checks every claim's quote (docs/answering.md has both measured: held out, the reader
 did not beat today's features yet, so it is not the default)."""
+MatcherKind = Literal["none", "bundled"]
+"""`none` (the default): the semantic features read the retrieval embedder; `bundled`: our question matcher, with
+its own fit (fewer answers, almost no wrong ones: not the default, docs/answering.md)."""
 FollowUpKind = Literal["auto", "offline", "model"]
 """Who reads a follow-up ("and for contractors?") as a standalone question. `auto`: a generative answer model
 (one strict-JSON request more per message that has earlier turns), else the deterministic offline rewrite;
@@ -78,8 +80,9 @@ class Settings(BaseSettings):
     """`SOURCED_MATCHER=bundled`: the answerability model reads the question matcher's similarities, with its own
     fit (fewer answers, almost no wrong ones: docs/answering.md); needs the bundled MiniLM and no reader."""
     matcher_path: Path | None = None
-    """`SOURCED_MATCHER_PATH`: another question matcher (a MiniLM-L6 export to ONNX with its tokenizer, a `.onnx`
-    file or a folder holding `model.onnx`); replaces the bundled one where `SOURCED_MATCHER=bundled` applies."""
+    """`SOURCED_MATCHER_PATH`: another question matcher (a MiniLM-L6 export to ONNX that reads MiniLM's own
+    tokenizer, a `.onnx` file or a folder holding `model.onnx`); replaces the bundled one where
+    `SOURCED_MATCHER=bundled` applies."""
     audit_mode: AuditMode = "best_effort"
     user_hash_key: SecretStr | None = None
     followups: FollowUpKind = "auto"

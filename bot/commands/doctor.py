@@ -29,7 +29,7 @@ from bot.settings import SlackSettings, SlackSettingsError, load_slack_settings
 from bot.slack_client import BotIdentity, verify_bot_token, web_client
 from core.application.answerability import shipped_model
 from core.application.instructions import instruction_lines
-from core.application.ports import Reader
+from core.application.ports import Embedder, Reader
 from core.bootstrap import build_reader
 from core.config import (
     ConfigError,
@@ -138,6 +138,20 @@ class Patient:
         try:
             return build_reader(self.settings)
         except ReaderUnavailable as failure:
+            return failure
+
+    @cached_property
+    def matcher(self) -> Embedder | Exception | None:
+        """What the answerability model reads, as bootstrap chooses it (the embedder itself unless the question
+        matcher applies)."""
+        choice = self.embedder
+        if isinstance(choice, Exception):
+            return None
+        reader = None if isinstance(self.reader, Exception) else self.reader
+        try:
+            return matcher_for(choice.embedder, kind=self.settings.matcher, reader=reader,
+                               path=self.settings.matcher_path)
+        except EmbedderUnavailable as failure:
             return failure
 
     @cached_property
@@ -285,18 +299,27 @@ def embedder(patient: Patient) -> Check | None:
 
 
 def matcher(patient: Patient) -> Check | None:
-    choice, settings = patient.embedder, patient.settings
-    if isinstance(choice, Exception) or choice.embedder is None or settings.matcher == "none":
-        return None
-    reader = None if isinstance(patient.reader, Exception) else patient.reader
-    try:
-        found = matcher_for(choice.embedder, kind=settings.matcher, reader=reader, path=settings.matcher_path)
-    except EmbedderUnavailable as failure:
-        return error("question matcher", str(failure), INSTALL_SEMANTIC, name=None)
-    if found is choice.embedder:
-        why = "a reader is configured, and its fit reads the embedder" if reader else "it needs the bundled MiniLM"
+    settings, choice, found = patient.settings, patient.embedder, patient.matcher
+    if settings.matcher == "none":
+        if settings.matcher_path is None:
+            return None
+        return warning("question matcher", "SOURCED_MATCHER_PATH is set but SOURCED_MATCHER=none: it is not read",
+                       "SOURCED_MATCHER=bundled, or unset SOURCED_MATCHER_PATH", name=None)
+    fix = "correct SOURCED_MATCHER_PATH" if settings.matcher_path else INSTALL_SEMANTIC
+    if isinstance(found, Exception):
+        return error("question matcher", str(found), fix, name=None)
+    embedder = None if isinstance(choice, Exception) else choice.embedder
+    if found is None or found is embedder:
+        reader = patient.reader is not None and not isinstance(patient.reader, Exception)
+        why, remedy = (("a reader is configured, and its fit reads the embedder", "SOURCED_READER=none") if reader
+                       else ("it needs the bundled MiniLM embedder", "SOURCED_EMBEDDER=auto with the semantic extra"))
         return warning("question matcher", f"SOURCED_MATCHER={settings.matcher} does not apply: {why}",
-                       "SOURCED_READER=none and SOURCED_EMBEDDER=auto, or SOURCED_MATCHER=none", name=None)
+                       f"{remedy}, or SOURCED_MATCHER=none", name=None)
+    try:
+        found.embed(["Is the question matcher answering?"])  # the session loads on first use: a corrupt file shows here
+    except Exception as failure:  # an adapter error is the finding
+        return error("question matcher", f"{found.model_id} did not load: {type(failure).__name__}: {failure}", fix,
+                     name=found.model_id)
     return ok("question matcher", f"{found.model_id}: the answerability model's semantic features",
               name=found.model_id)
 
@@ -327,15 +350,16 @@ def answerability(patient: Patient) -> Check | None:
     choice = patient.embedder
     if isinstance(choice, Exception):
         return None
+    if isinstance(patient.matcher, Exception):
+        return None  # the question matcher's line has the error: nothing answers until it is fixed
     semantic = choice.embedder is not None
     reading = semantic and patient.reader is not None and not isinstance(patient.reader, Exception)
-    matching = (semantic and not reading and patient.settings.matcher == "bundled"
-                and isinstance(uncached(choice.embedder), MiniLmEmbedder))
+    matching = patient.matcher is not None and patient.matcher is not choice.embedder
     model = shipped_model(semantic=semantic, reading=reading, matching=matching)
     kind = (("semantic" if semantic else "lexical (words only)") + (" with the question matcher" if matching else "")
             + (" with the reader" if reading else ""))
     return ok("answerability", f"{kind} model {model.version}", version=model.version, semantic=semantic,
-              reading=reading)
+              reading=reading, matching=matching)
 
 
 def answer_model(patient: Patient) -> Check:

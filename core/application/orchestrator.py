@@ -10,7 +10,14 @@ from typing import Final, Literal
 
 from core.application import refusals
 from core.application.answer_text import answer_text
-from core.application.answerability import AnswerabilityModel, Assessment, EmbedderFailed, ReaderFailed, assess
+from core.application.answerability import (
+    AnswerabilityModel,
+    Assessment,
+    EmbedderFailed,
+    ReaderFailed,
+    assess,
+    shipped_model,
+)
 from core.application.audit import (
     AnswerabilityNote,
     AuditMode,
@@ -283,18 +290,29 @@ class Orchestrator:
         return seen
 
     def _assess(self, text: str, candidates: Sequence[RetrievedChunk]) -> Assessment:
-        """The answerability assessment. The reader and the matcher are adapters that may fail: without the
-        one that failed, the shipped model fitted for the features left decides."""
-        reader, embedder, model = self._reader, self._matcher, self._answerability
+        """The answerability assessment. The reader, the matcher and the embedder are adapters that may fail:
+        without the one that failed, the shipped model fitted for the features left decides."""
+        reader, embedder = self._reader, self._matcher
+        model = self._answerability or self._shipped_fit(embedder, reader)
         while True:
             try:
                 return assess(text, candidates, embedder=embedder, reader=reader, model=model)
             except ReaderFailed as error:
                 log.warning("%s; deciding answerability without the reader", error)
-                reader, model = None, None
+                reader, model = None, self._shipped_fit(embedder, None)
             except EmbedderFailed as error:
-                log.warning("%s; deciding answerability on words alone", error)
-                embedder, reader, model = None, None, None
+                if embedder is not self._embedder:
+                    log.warning("%s; deciding answerability with the retrieval embedder", error)
+                    embedder = self._embedder
+                else:
+                    log.warning("%s; deciding answerability on words alone", error)
+                    embedder, reader = None, None
+                model = self._shipped_fit(embedder, reader)
+
+    def _shipped_fit(self, embedder: Embedder | None, reader: Reader | None) -> AnswerabilityModel:
+        """The committed fit for these features: the question matcher's own when it is what is read."""
+        return shipped_model(semantic=embedder is not None, reading=reader is not None,
+                             matching=embedder is not None and embedder is not self._embedder)
 
     def retrieve(self, text: str, audience: Audience, risk: RiskAssessment | None = None) -> list[RetrievedChunk]:
         """The chunks the audience may see that match at all, best first, superseded documents dropped."""

@@ -150,8 +150,7 @@ def _measure(sourced: Sourced, corpus: BenchCorpus, console: Console, options: B
     audience = Audience.only(ASKER)
     # Each timed question embeds its own text, for retrieval and for the question matcher: the warm-up's (and the
     # retrieval pass's) vectors are forgotten.
-    embedders = [sourced.embedder] + ([sourced.matcher] if sourced.matcher is not sourced.embedder else [])
-    caches = [e for e in embedders if isinstance(e, CachedEmbedder)]
+    caches = [e for e in sourced.embedders() if isinstance(e, CachedEmbedder)]
 
     def forget() -> None:
         for cache in caches:

@@ -26,9 +26,10 @@ longer one, the run of its items around the best."""
 class ExtractiveModel:
     """Answers with the best statements of the retrieved chunks, or says it found nothing."""
 
-    def __init__(self, *, embedder: Embedder | None = None, reader: Reader | None = None,
+    def __init__(self, *, matcher: Embedder | None = None, reader: Reader | None = None,
                  answerability: AnswerabilityModel | None = None) -> None:
-        self._embedder = embedder
+        """`matcher`: the embedder the assessment reads (the retrieval embedder, or the question matcher)."""
+        self._matcher = matcher
         self._reader = reader
         self._answerability = answerability
 
@@ -41,7 +42,7 @@ class ExtractiveModel:
         return "extractive-v2"
 
     def generate(self, request: GenerationRequest) -> str:
-        assessment = request.assessment or assess(request.question, request.chunks, embedder=self._embedder,
+        assessment = request.assessment or assess(request.question, request.chunks, embedder=self._matcher,
                                                  reader=self._reader, model=self._answerability)
         if assessment.best is None or not assessment.answerable:
             return _envelope_not_found()

@@ -15,7 +15,7 @@ from typing import Final
 
 from core.application.ports import Embedder, Reader
 from core.config import MatcherKind
-from core.retrieval.embeddings import INSTALL_SEMANTIC, CachedEmbedder, EmbedderUnavailable, MiniLmEmbedder
+from core.retrieval.embeddings import INSTALL_SEMANTIC, CachedEmbedder, EmbedderUnavailable, MiniLmEmbedder, uncached
 
 MATCHER_DIR: Final = Path(__file__).with_name("matcher_model")
 MATCHER_FILE: Final = "model.onnx"
@@ -32,19 +32,22 @@ def question_matcher(path: Path | None = None, *, threads: int | None = None) ->
             raise EmbedderUnavailable(f"SOURCED_MATCHER_PATH: no model file at {model_file}")
         return MiniLmEmbedder(threads=threads, model_file=model_file, model_id=f"matcher:{model_file.resolve()}")
     model_file = MATCHER_DIR / MATCHER_FILE
-    if not model_file.is_file():
-        raise EmbedderUnavailable(f"{model_file} is missing from the installed sourced package (a build without its "
-                                  f"package data); reinstall it: {INSTALL_SEMANTIC}")
-    info = json.loads((MATCHER_DIR / MATCHER_INFO).read_text(encoding="utf-8"))
-    return MiniLmEmbedder(threads=threads, model_file=model_file, model_id=str(info["name"]))
+    try:
+        name = str(json.loads((MATCHER_DIR / MATCHER_INFO).read_text(encoding="utf-8"))["name"])
+    except (OSError, ValueError, KeyError):
+        name = ""
+    if not model_file.is_file() or not name:
+        missing = model_file if not model_file.is_file() else MATCHER_DIR / MATCHER_INFO
+        raise EmbedderUnavailable(f"{missing} is missing or unreadable in the installed sourced package (a build "
+                                  f"without its package data); reinstall it: {INSTALL_SEMANTIC}")
+    return MiniLmEmbedder(threads=threads, model_file=model_file, model_id=name)
 
 
-def matcher_for(embedder: Embedder | None, *, kind: MatcherKind = "bundled", reader: Reader | None = None,
+def matcher_for(embedder: Embedder | None, *, kind: MatcherKind, reader: Reader | None = None,
                 path: Path | None = None) -> Embedder | None:
     """The embedder the answerability model reads: with `SOURCED_MATCHER=bundled`, the bundled matcher (or the
     one at `path`) beside the bundled MiniLM; otherwise the retrieval embedder itself (none without one). A remote
     embedder has no matcher of its own, and the reader's fit was made on the base model's similarities."""
-    inner = embedder.inner if isinstance(embedder, CachedEmbedder) else embedder
-    if kind == "bundled" and isinstance(inner, MiniLmEmbedder) and reader is None:
+    if kind == "bundled" and embedder is not None and isinstance(uncached(embedder), MiniLmEmbedder) and reader is None:
         return CachedEmbedder(question_matcher(path))
     return embedder

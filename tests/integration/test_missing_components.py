@@ -142,7 +142,7 @@ def test_a_package_without_the_question_matcher_says_so_in_one_line_with_the_rei
     assert main(["ask", QUESTION]) == 2
 
     [line] = capsys.readouterr().err.splitlines()
-    assert line.startswith("sourced: ") and "matcher_model/model.onnx is missing" in line
+    assert line.startswith("sourced: ") and "matcher_model/model.onnx is missing or unreadable" in line
     assert line.endswith(f"reinstall it: {INSTALL}")
 
 
@@ -158,3 +158,18 @@ def test_a_matcher_path_without_a_model_file_stops_ask_with_one_line_naming_it(
 
     [line] = capsys.readouterr().err.splitlines()
     assert line == f"sourced: SOURCED_MATCHER_PATH: no model file at {tmp_path / 'nowhere.onnx'}"
+
+
+def test_doctor_warns_that_a_matcher_path_is_not_read_while_the_matcher_is_off(
+        handbook_database: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        tmp_path: Path) -> None:
+    monkeypatch.setenv("SOURCED_EMBEDDER", "auto")
+    monkeypatch.setenv("SOURCED_MATCHER_PATH", str(tmp_path))
+    capsys.readouterr()
+
+    assert main(["doctor", "--json"]) == 0
+
+    checks = {check["name"]: check for check in json.loads(capsys.readouterr().out)["checks"]}
+    assert checks["question matcher"]["status"] == "warning"
+    assert checks["question matcher"]["fix"] == "SOURCED_MATCHER=bundled, or unset SOURCED_MATCHER_PATH"
+    assert checks["answerability"]["facts"]["matching"] is False

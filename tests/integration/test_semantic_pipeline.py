@@ -147,5 +147,4 @@ def test_the_chosen_matcher_is_what_the_answerability_reads_with_its_own_fit(tmp
 def test_by_default_and_beside_a_reader_the_answerability_reads_the_retrieval_embedder(sourced: Sourced) -> None:
     assert sourced.matcher is sourced.embedder
     assert sourced.answerability.version.startswith("semantic-")
-    assert matcher_for(sourced.embedder, reader=fakes.KeywordReader("any")) is sourced.embedder
-    assert matcher_for(None) is None
+    assert matcher_for(sourced.embedder, kind="bundled", reader=fakes.KeywordReader("any")) is sourced.embedder

@@ -156,9 +156,29 @@ def test_the_assessment_reads_the_question_matcher_and_not_the_retrieval_embedde
                                                           principal=staff, audience=Audience.only(staff)))
 
     assert evidence.assessment is not None
-    assert evidence.assessment.model_version == shipped_model(semantic=True).version
+    assert evidence.assessment.model_version == shipped_model(semantic=True, matching=True).version
     assert (matcher.calls, retrieval.calls) == (1, 0)
     assert evidence.assessment.candidates[0].features["semantic"] == pytest.approx(1.0)
+
+
+def test_a_matcher_failing_during_the_assessment_decides_with_the_retrieval_embedder_and_its_fit(
+        caplog: pytest.LogCaptureFixture) -> None:
+    refunds = fakes.chunk("CHK-001", "Customers may return items within 30 days of delivery for a full refund.",
+                          doc_id="refunds", title="Refund Policy", owner="#support-ops")
+    retrieval = ScriptedEmbedder({"return": 0})
+    orchestrator = Orchestrator(index=fakes.FakeIndex([refunds]), model=fakes.ScriptedModel(""),
+                                audit=fakes.MemoryAudit(), risk=KeywordRiskClassifier(), clock=fakes.FixedClock(),
+                                metrics=fakes.RecordingMetrics(), router=OwnerRouter(known_gaps=()),
+                                embedder=retrieval, matcher=fakes.FailingEmbedder())
+    staff = Principal(user_id="U1", roles=frozenset({"everyone"}))
+
+    _, evidence = orchestrator.ask_with_evidence(Question(text="How many days do customers have to return items?",
+                                                          principal=staff, audience=Audience.only(staff)))
+
+    assert evidence.assessment is not None
+    assert evidence.assessment.model_version == shipped_model(semantic=True).version
+    assert retrieval.calls == 1
+    assert "deciding answerability with the retrieval embedder" in caplog.text
 
 
 def test_a_statement_quotes_the_chunk_verbatim_markup_and_table_rows_included() -> None:

@@ -40,7 +40,7 @@ from core.retrieval.embeddings import MiniLmEmbedder
 from core.retrieval.matcher import MATCHER_DIR, MATCHER_FILE, MATCHER_INFO
 from training.reader.annotated import load_questions, pairs
 from training.reader.annotated_sets import HALVES, halves
-from training.reader.train import base_model_dir
+from training.reader.train import auc, base_model_dir
 
 BATCH: Final = 16
 SCALE: Final = 20.0
@@ -136,10 +136,8 @@ def measure(similarity: Similarity, cases: Sequence[HeldOutCase]) -> dict[str, A
             best_answerable.append(float(values.max()))
         elif not case.answerable:
             best_refusal.append(float(values.max()))
-    yes, no = np.array(best_answerable), np.array(best_refusal)
-    auc = float((yes[:, None] > no[None, :]).mean() + 0.5 * (yes[:, None] == no[None, :]).mean())
     return {"most_similar_answers": first, "answerable": judged, "rate": round(first / judged, 3),
-            "auc": round(auc, 3)}
+            "auc": round(auc(best_answerable, best_refusal), 3)}
 
 
 def shown(figures: dict[str, Any]) -> str:

@@ -8,7 +8,7 @@ Each set runs as `sourced eval --kb SET/kb --cases SET/cases.yaml [--known-gaps 
 process of its own, with this process's environment (so `SOURCED_*` choose the profile): the figures are the
 command's own, reproducible one set at a time. The sets: `examples/`, `dev`, `dev2`, `squad2` and the annotated
 halves (`benchmarks/answerability_data.py`'s `known_sets`, which fits learn from), then `dev3` and `real`,
-which nothing is fitted on.
+which nothing is fitted on. Under the table, the profile that answered each set (`sourced eval`'s `profile`).
 """
 
 import argparse
@@ -52,6 +52,11 @@ def main() -> None:
         cells = " | ".join("-" if report.get(k) is None else f"{report[k]:.2f}" for k in COLUMNS)
         name = f"`{eval_set.name}`" + (" (never fitted on)" if eval_set.name in held else "")
         print(f"| {name} | {cells} |", flush=True)
+    # The profile each set was answered by (the environment chose it): said under the table, so the figures
+    # cannot be reported as another profile's.
+    for profile in dict.fromkeys(tuple(report["profile"]) for report in reports.values()):
+        names = [f"`{name}`" for name, report in reports.items() if tuple(report["profile"]) == profile]
+        print(f"\nProfile of {', '.join(names)}:\n" + "\n".join(f"- {line}" for line in profile))
     if args.json:
         args.json.write_text(json.dumps(reports, indent=1), encoding="utf-8")
 

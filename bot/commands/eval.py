@@ -148,12 +148,14 @@ def _evaluate(args: argparse.Namespace) -> tuple[Report, tuple[str, ...]]:
     with eval_session(kb=args.kb, config=config, known_gaps=gaps, progress=True, database=args.database) as session:
         asking = track(items, description="asking", console=Console(stderr=True), transient=True)
         results = tuple(result for item in asking for result in session.score_item(item, alone=args.alone))
-        return Report(results=results), session.ingest_errors
+        return Report(results=results, profile=tuple(session.sourced.components())), session.ingest_errors
 
 
 def print_report(console: Console, report: Report) -> None:
-    """A column per expected kind, then a row per tag, then the follow-ups of conversations, then the
-    failures."""
+    """The profile that answered, a column per expected kind, then a row per tag, then the follow-ups of
+    conversations, then the failures."""
+    for line in report.profile:
+        console.print(line, style="dim", markup=False, highlight=False)
     shown = report.as_dict()
     by_kind = shown["by_kind"]
     console.print(_kind_table({**by_kind, "all": group(report.results)}))

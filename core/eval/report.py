@@ -118,6 +118,9 @@ def followups(results: Sequence[CaseResult]) -> dict[str, Any]:
 @dataclass(frozen=True, kw_only=True)
 class Report:
     results: tuple[CaseResult, ...]
+    profile: tuple[str, ...] = ()
+    """What answered (`Sourced.components`: retrieval, question matcher, reader, answerability fit, answer model):
+    a figure is only comparable with another of the same profile, so the report names its own."""
 
     @property
     def metrics(self) -> Metrics:
@@ -128,10 +131,10 @@ class Report:
                 for r in self.results if r.reason]
 
     def as_dict(self) -> dict[str, Any]:
-        """The object `sourced eval --json` prints: the rates, then `cases`, `by_kind`, `followups` and
-        `failures`."""
+        """The object `sourced eval --json` prints: the rates, then `cases`, `by_kind`, `followups`, `failures`
+        and `profile`."""
         return {**self.metrics, "cases": len(self.results), "by_kind": by_kind(self.results),
-                "followups": followups(self.results), "failures": self.failures()}
+                "followups": followups(self.results), "failures": self.failures(), "profile": list(self.profile)}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -106,7 +106,7 @@ def run_evaluation(*, kb: Path, cases: Sequence[Item], config: SourcedConfig, kn
     """Every case and every turn of each conversation scored, and the files that could not be ingested."""
     with eval_session(kb=kb, config=config, known_gaps=known_gaps, database=database) as session:
         results = tuple(result for item in cases for result in session.score_item(item, alone=alone))
-        return Report(results=results), session.ingest_errors
+        return Report(results=results, profile=tuple(session.sourced.components())), session.ingest_errors
 
 
 @contextmanager

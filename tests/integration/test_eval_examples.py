@@ -78,6 +78,16 @@ def test_every_case_is_in_its_kind_and_the_json_has_the_documented_keys(
     assert printed["false_answer"] == report["false_answer"]
 
 
+def test_the_report_names_the_profile_that_answered(report: dict[str, Any], request: pytest.FixtureRequest) -> None:
+    retrieval, *components = report["profile"]
+    hybrid = request.node.callspec.params["report"] == "minilm"
+    assert retrieval.startswith("retrieval: hybrid" if hybrid else "retrieval: full text only")
+    assert [line.split(":")[0] for line in components] == [
+        "question matcher", "reader", "answerability model", "answer model", "follow-ups"]
+    fit = f"answerability model: {'semantic' if hybrid else 'lexical'}-"
+    assert any(line.startswith(fit) for line in components), components
+
+
 def test_a_bound_that_is_not_met_makes_the_command_fail(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*EVAL, "--json", "--fail-under", "correct_answer=1.01", "leaks=0"]) == 1
 

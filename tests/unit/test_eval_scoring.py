@@ -332,14 +332,15 @@ def test_a_case_file_loads_in_order_with_its_sections_parsed(tmp_path: Path) -> 
     assert loaded.asker.roles == ["everyone", "hr"]
 
 
-def test_the_report_has_exactly_the_rates_plus_cases_by_kind_and_failures() -> None:
+def test_the_report_has_exactly_the_rates_plus_cases_by_kind_failures_and_profile() -> None:
     results = (score(case(), answered(WINDOW)),
                score(case(id="t-2", expect="not_in_corpus", support=[], must_include=[], tags=["trap"]),
                      answered(FEES)))
 
-    report = Report(results=results).as_dict()
+    report = Report(results=results, profile=("reader: none",)).as_dict()
 
-    assert list(report) == [*RATE_KEYS, "cases", "by_kind", "followups", "failures"]
+    assert list(report) == [*RATE_KEYS, "cases", "by_kind", "followups", "failures", "profile"]
+    assert report["profile"] == ["reader: none"]
     assert report["cases"] == 2
     assert report["by_kind"]["not_in_corpus"]["tags"]["trap"]["false_answer"] == 1.0
     assert report["failures"] == [{"id": "t-2", "expected": "not_in_corpus", "got": "answered",

@@ -88,6 +88,14 @@ def test_the_report_names_the_profile_that_answered(report: dict[str, Any], requ
     assert any(line.startswith(fit) for line in components), components
 
 
+def test_the_printed_report_opens_with_the_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(EVAL) == 0
+
+    first, second = capsys.readouterr().out.splitlines()[:2]
+    assert first.startswith("retrieval: ")
+    assert second == "question matcher: none"
+
+
 def test_a_bound_that_is_not_met_makes_the_command_fail(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*EVAL, "--json", "--fail-under", "correct_answer=1.01", "leaks=0"]) == 1
 

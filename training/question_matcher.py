@@ -37,7 +37,7 @@ from benchmarks.answerability_data import asked_cases, held_out_sets, label, ope
 from core.application.answerability import in_context
 from core.eval.scoring import ChunkRef
 from core.retrieval.embeddings import MiniLmEmbedder
-from core.retrieval.matcher import MATCHER_DIR, MATCHER_FILE, MATCHER_INFO
+from core.retrieval.matcher import MATCHER_DIR, MATCHER_FILE, MATCHER_INFO, question_matcher
 from training.reader.annotated import load_questions, pairs
 from training.reader.annotated_sets import HALVES, halves
 from training.reader.train import auc, base_model_dir
@@ -284,7 +284,7 @@ def main() -> None:
         export(model, tokenizer, work)
     if args.ship:
         exported = export(model, tokenizer, args.work)
-        report(log, "int8", adapter_similarity(MiniLmEmbedder(model_file=exported, model_id="exported")), held_out)
+        report(log, "int8", adapter_similarity(question_matcher(exported)), held_out)
         ship(exported, log)
 
 

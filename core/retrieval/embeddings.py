@@ -107,8 +107,10 @@ class MiniLmEmbedder:
     """
 
     def __init__(self, *, threads: int | None = None, model_file: Path | None = None,
-                 model_id: str = MINILM_MODEL_ID) -> None:
-        """`model_file`: another MiniLM-L6 export with the same tokenizer and outputs (the question matcher)."""
+                 model_id: str = MINILM_MODEL_ID, texts_per_run: int = BATCH) -> None:
+        """`model_file`: another MiniLM-L6 export with the same tokenizer and outputs (the question matcher);
+        `texts_per_run` 1 for an export that quantizes its activations per run, whose vector of a text would
+        otherwise move with the texts it was batched and padded beside."""
         for module, package in (("onnxruntime", "onnxruntime"), ("tokenizers", "tokenizers")):
             if importlib.util.find_spec(module) is None:
                 raise _missing(f"the package {package!r}")
@@ -123,6 +125,7 @@ class MiniLmEmbedder:
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.no_padding()
         self._threads = threads or os.cpu_count() or 1
+        self._texts_per_run = texts_per_run
         self._session: Any = None
         self._session_lock = threading.Lock()
 
@@ -144,8 +147,8 @@ class MiniLmEmbedder:
         out = np.zeros((len(texts), MINILM_DIM), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for start in range(0, len(order), BATCH):
-            batch = order[start:start + BATCH]
+        for start in range(0, len(order), self._texts_per_run):
+            batch = order[start:start + self._texts_per_run]
             width = max(len(encodings[i].ids) for i in batch)
             ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.int64)

@@ -133,6 +133,20 @@ def test_the_bundled_question_matcher_puts_the_answer_nearer_than_its_sections_n
     assert float(asked @ answering) > float(asked @ beside)
 
 
+def test_the_matcher_embeds_a_statement_the_same_whatever_it_is_embedded_beside() -> None:
+    # The export quantizes its activations per run: batched and padded beside a longer text, a statement's
+    # vector moved, and with it the decision, depending on which questions the cache had seen.
+    question = "how many days of leave can I carry into next year?"
+    statement = "Leave > Carry-over: Up to five unused days move into the next calendar year."
+    longer = ("Travel > Booking: Flights over six hours may be booked in premium economy when the trip is approved "
+              "by a director at least three weeks before departure, and the fare stays within the travel budget.")
+    matcher = question_matcher()
+    alone = [np.asarray(matcher.embed([text])[0]) for text in (question, statement)]
+    beside = np.asarray(matcher.embed([question, statement, longer]))
+
+    assert float(beside[0] @ beside[1]) == pytest.approx(float(alone[0] @ alone[1]), abs=1e-6)
+
+
 def test_the_chosen_matcher_is_what_the_answerability_reads_with_its_own_fit(tmp_path: Path) -> None:
     chosen = bootstrap(Settings(database_url=f"sqlite:///{tmp_path / 'sourced.db'}", embedder="minilm",
                                 matcher="bundled"), config=SourcedConfig(), known_gaps=(), progress=False)

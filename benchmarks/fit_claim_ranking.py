@@ -12,7 +12,8 @@ paraphrased, with and without quotes) of the *other* sets are kept at least `KEE
 the set are held-out ones. The shipped margin is the same rule over every set, reported on the sets nothing is
 fitted on (`dev3`, `real`), and written as `claim_rank_margin` of the variant's model in
 `core/application/answerability_model.json`: a refit of that model drops it, and the check is off for the variant
-until this is run again.
+until this is run again. Each row also gives a ceiling: the other-question fabrications refused at the margin that
+keeps 90% of that set's own faithful answers, and how often its fabrication ranks at or above the faithful quote.
 """
 
 import argparse
@@ -30,6 +31,8 @@ from core.eval.fabrication_bench import Trial, right_share
 
 KEEP: Final = 0.95
 """Faithful answers the margin must keep on the sets it is fitted on."""
+ORACLE_KEEP: Final = 0.90
+"""The faithful answers a guard must keep while it refuses 90% of other-question fabrications (issue 33's bar)."""
 MARGINS: Final = [round(0.25 * n, 2) for n in range(0, 81)]
 
 
@@ -72,7 +75,9 @@ def main() -> None:
         os.environ.pop(setting, None)
     by_set = {s.name: fabrication_trials(s) for s in known_sets() if s.name in args.sets}
     print(f"{'held out':10} {'margin':>6} {'faithful kept':>14} {'other_question refused':>23} "
-          f"{'fabrications refused':>21}   (each: without the check / with it)")
+          f"{'fabrications refused':>21} {'best at 90% kept':>24}   (each: without the check / with it; last: "
+          f"the margin chosen on the set itself, and in brackets the share of cases whose fabrication ranks at or "
+          f"above the faithful quote)")
     for name, items in by_set.items():
         _row(name, fitted_margin([t for other, rest in by_set.items() if other != name for t in rest]), items)
     everything = [t for items in by_set.values() for t in items]
@@ -101,8 +106,34 @@ def _row(name: str, margin: float, items: Sequence[Trial]) -> None:
 
     cells = [f"{_share(without)} / {_share(with_check)}"
              for without, with_check in zip(shares(math.inf), shares(margin), strict=True)]
-    print(f"{name:10} {margin:6.2f} " + " ".join(f"{cell:>{w}}" for cell, w in zip(cells, (14, 23, 21), strict=True)),
+    cells.append(_best_refused(items, other))
+    widths = (14, 23, 21, 24)
+    print(f"{name:10} {margin:6.2f} " + " ".join(f"{cell:>{w}}" for cell, w in zip(cells, widths, strict=True)),
           flush=True)
+
+
+def _best_refused(items: Sequence[Trial], other: Sequence[Trial]) -> str:
+    """The other-question fabrications refused at the lowest margin that keeps 90% of the set's own faithful
+    answers (what any margin could reach on it, the bar of a guard that refuses 90% and keeps 90%), and the share
+    of cases whose fabrication ranks at or above its faithful quote, which no margin can tell apart."""
+    kept = [m for m in MARGINS if (share_at(items, m, faithful=True) or 0.0) >= ORACLE_KEEP]
+    if not kept:
+        return "-"
+    return f"{min(kept):.2f}: {_share(share_at(other, min(kept), faithful=False))} ({_share(_outranked(items))})"
+
+
+def _outranked(items: Sequence[Trial]) -> float | None:
+    """Of the cases with a quoted faithful answer and a quoted other-question fabrication, both ranked, the share
+    whose fabrication's quote ranks no lower than the faithful one's."""
+    gaps: dict[str, dict[str, float]] = {}
+    for trial in items:
+        judged = [gap for gap in trial.rank_gaps if gap is not None]
+        if trial.with_quotes and judged and trial.variant in ("faithful_quote", "other_question"):
+            gaps.setdefault(trial.case_id, {})[trial.variant] = min(judged)
+    both = [case for case in gaps.values() if len(case) == 2]
+    if not both:
+        return None
+    return sum(case["other_question"] <= case["faithful_quote"] for case in both) / len(both)
 
 
 def _share(value: float | None) -> str:

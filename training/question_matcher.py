@@ -33,7 +33,7 @@ import numpy.typing as npt
 import torch
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
-from benchmarks.answerability_data import asked_cases, held_out_sets, label, opened
+from benchmarks.answerability_data import asked_cases, held_out_sets, known_sets, label, opened
 from core.application.answerability import in_context
 from core.eval.scoring import ChunkRef
 from core.retrieval.embeddings import MiniLmEmbedder
@@ -83,8 +83,9 @@ def training_examples(*, leave_out: str | None = None) -> list[Example]:
 
 def held_out_cases(set_name: str) -> list[HeldOutCase]:
     """Each case that reaches the decision, with the ranker's first candidates. Retrieved and ranked on words
-    alone (`SOURCED_EMBEDDER=none`), so the candidates do not depend on the matcher being measured or shipped."""
-    eval_set = next(s for s in held_out_sets() if s.name == set_name)
+    alone (`SOURCED_EMBEDDER=none`), so the candidates do not depend on the matcher being measured or shipped.
+    `set_name` is a set nothing learns from, or an annotated half, which a fold that left it out never saw."""
+    eval_set = next(s for s in (*held_out_sets(), *known_sets()) if s.name == set_name)
     found = []
     with opened(eval_set, embedder="none") as session:
         for asked in asked_cases(session, eval_set):
@@ -146,7 +147,7 @@ def shown(figures: dict[str, Any]) -> str:
 
 
 def train_epoch(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, examples: list[Example],
-                optimiser: torch.optim.Optimizer) -> float:
+                optimiser: torch.optim.Optimizer, *, hard_negatives: int = 1) -> float:
     model.train()
     random.shuffle(examples)
     loss = torch.tensor(0.0)
@@ -154,13 +155,20 @@ def train_epoch(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, exam
         batch = examples[start:start + BATCH]
         questions = encode(model, tokenizer, [e.question for e in batch])
         answers = [random.choice(e.answers) for e in batch]
-        near = [random.choice(e.near) if e.near else random.choice(examples).answers[0] for e in batch]
+        near = [text for e in batch for text in _near(e, examples, hard_negatives)]
         statements = encode(model, tokenizer, answers + near)
         loss = torch.nn.functional.cross_entropy(SCALE * questions @ statements.T, torch.arange(len(batch)))
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
     return loss.item()
+
+
+def _near(example: Example, examples: list[Example], count: int) -> list[str]:
+    """`count` statements of the example's own section that do not answer it (another question's answer when
+    it has too few)."""
+    chosen = random.sample(example.near, min(count, len(example.near)))
+    return chosen + [random.choice(examples).answers[0] for _ in range(count - len(chosen))]
 
 
 class TokenVectors(torch.nn.Module):
@@ -249,7 +257,8 @@ How the answerability model reads it, and its held-out figures through `sourced 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--sets", nargs="*", default=["dev3", "real"], help="measured on (default %(default)s)")
+    parser.add_argument("--sets", nargs="*", default=["dev3", "real"],
+                        help="measured on (default %(default)s); with --leave-out, the half left out as well")
     parser.add_argument("--ship", action="store_true",
                         help=f"export to int8 ONNX, measure it through the adapter, write it to {MATCHER_DIR}")
     parser.add_argument("--work", type=Path, default=Path("build/question_matcher"),
@@ -257,6 +266,9 @@ def main() -> None:
     parser.add_argument("--leave-out", choices=HALVES,
                         help="a fold: train without this half's questions, export to WORK/fold-HALF, ship nothing "
                              "(the answerability fit reads that half with it)")
+    parser.add_argument("--hard-negatives", type=int, default=1,
+                        help="statements of a question's own section that do not answer it, per question and "
+                             "step (default %(default)s)")
     args = parser.parse_args()
     if args.leave_out and args.ship:
         parser.error("a fold's matcher is not shipped")
@@ -273,7 +285,7 @@ def main() -> None:
     optimiser = torch.optim.AdamW(model.parameters(), lr=LR)
     started = time.monotonic()
     for epoch in range(1, args.epochs + 1):
-        loss = train_epoch(model, tokenizer, examples, optimiser)
+        loss = train_epoch(model, tokenizer, examples, optimiser, hard_negatives=args.hard_negatives)
         print(f"epoch {epoch}: {len(examples)} questions, {time.monotonic() - started:.0f} s, last loss {loss:.3f}",
               flush=True)
         report(log, f"epoch {epoch}", torch_similarity(model, tokenizer), held_out)

@@ -32,7 +32,8 @@ from core.eval.fabrication_bench import Trial, right_share
 KEEP: Final = 0.95
 """Faithful answers the margin must keep on the sets it is fitted on."""
 ORACLE_KEEP: Final = 0.90
-"""The faithful answers a guard must keep while it refuses 90% of other-question fabrications (issue 33's bar)."""
+"""The faithful answers a guard must keep while it refuses 90% of other-question fabrications (the bar set for
+`dev3`)."""
 MARGINS: Final = [round(0.25 * n, 2) for n in range(0, 81)]
 
 

@@ -28,12 +28,20 @@ def question_matcher(path: Path | None = None, *, threads: int | None = None) ->
     semantic extra is missing, or when the model file is. Each text is embedded alone and unpadded: the export
     quantizes its activations per run, so in a batch a statement's similarity moved by up to 0.01 with what it
     was embedded beside (and, through the cache, with which questions came before)."""
-    if path is not None:
-        model_file = path / MATCHER_FILE if path.is_dir() else path
-        if not model_file.is_file():
-            raise EmbedderUnavailable(f"SOURCED_MATCHER_PATH: no model file at {model_file}")
-        return MiniLmEmbedder(threads=threads, model_file=model_file, model_id=f"matcher:{model_file.resolve()}",
-                              texts_per_run=1)
+    model_file, model_id = _export(path) if path is not None else _bundled()
+    return MiniLmEmbedder(threads=threads, model_file=model_file, model_id=model_id, texts_per_run=1)
+
+
+def _export(path: Path) -> tuple[Path, str]:
+    """The model file at `path` (or in it) and its id."""
+    model_file = path / MATCHER_FILE if path.is_dir() else path
+    if not model_file.is_file():
+        raise EmbedderUnavailable(f"SOURCED_MATCHER_PATH: no model file at {model_file}")
+    return model_file, f"matcher:{model_file.resolve()}"
+
+
+def _bundled() -> tuple[Path, str]:
+    """The package's model file and its name (date and file hash)."""
     model_file = MATCHER_DIR / MATCHER_FILE
     try:
         name = str(json.loads((MATCHER_DIR / MATCHER_INFO).read_text(encoding="utf-8"))["name"])
@@ -43,7 +51,7 @@ def question_matcher(path: Path | None = None, *, threads: int | None = None) ->
         missing = model_file if not model_file.is_file() else MATCHER_DIR / MATCHER_INFO
         raise EmbedderUnavailable(f"{missing} is missing or unreadable in the installed sourced package (a build "
                                   f"without its package data); reinstall it: {INSTALL_SEMANTIC}")
-    return MiniLmEmbedder(threads=threads, model_file=model_file, model_id=name, texts_per_run=1)
+    return model_file, name
 
 
 def matcher_for(embedder: Embedder | None, *, kind: MatcherKind, reader: Reader | None = None,

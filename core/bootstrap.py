@@ -229,6 +229,7 @@ def bootstrap(
         answerability_gate=answerability_gate(settings, model),
         quotes_the_ranking=isinstance(model, ExtractiveModel),
         stale_after_days=config.stale_after_days,
+        unverified_claims=config.unverified_claims,
         followups=followups,
     )
     ingestor = (EmbeddingIngestor(engine, embedder, progress=progress, rules=config.source_rules()) if embedder

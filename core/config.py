@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from core.application.audit import AuditMode
-from core.application.orchestrator import STALE_AFTER_DAYS, AnswerabilityGate
+from core.application.orchestrator import STALE_AFTER_DAYS, AnswerabilityGate, UnverifiedClaims
 from core.application.risk import DEFAULT_HIGH, DEFAULT_MEDIUM
 from core.application.routing import KnownGap
 from core.domain import EVERYONE
@@ -233,6 +233,10 @@ class SourcedConfig(BaseModel):
     sources: list[SourceRuleEntry] = Field(default_factory=list)
     stale_after_days: int = Field(default=STALE_AFTER_DAYS, ge=1)
     """A cited document last updated longer ago than this is said to be possibly out of date."""
+    unverified_claims: UnverifiedClaims = "drop"
+    """A model's claim the guard cannot verify against its quote: `drop` it and answer with the claims left
+    (refused when none is left, or those left do not answer; the audit names each dropped claim), or `refuse`
+    the whole answer."""
     connectors: list[ConnectorEntry] = Field(default_factory=list)
     sync_every: str | None = None
     """How often `sourced serve` syncs every connector (e.g. 15m); unset: only `sourced sync` does."""

@@ -3,6 +3,7 @@
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -12,9 +13,17 @@ from rich.progress import track
 from rich.table import Table
 
 from bot.commands.common import report_console
+from core.application.ports import AnswerModel
 from core.config import load_config, load_known_gaps
 from core.eval.cases import load_cases, load_items
-from core.eval.fabrication_bench import METRIC_KEYS, FabricationReport, run_fabrications
+from core.eval.fabrication_bench import (
+    METRIC_KEYS,
+    PASSING,
+    FabricationReport,
+    run_fabrications,
+    run_recorded_fabrications,
+)
+from core.eval.replay import REPLAYED, Recording, RecordingError, load_recordings, serve_recordings
 from core.eval.report import MAXIMUM_KEYS, RATE_KEYS, Bound, Report, group
 from core.eval.runner import eval_session, run_evaluation
 
@@ -42,7 +51,9 @@ FABRICATIONS_HELP: Final = (
     "instead of the cases' own answers, measure the guard: for every answerable case a scripted model on "
     "loopback answers with code-made variants of the supporting sentence (faithful quote and paraphrase; "
     "number, entity, negation, added-clause, other-chunk, blend and other-question fabrications), with and "
-    "without quotes, and the report gives per variant the share refused (fabrications) or passed (faithful)"
+    "without quotes, and the report gives per variant the share refused (fabrications) or passed (faithful). "
+    "With --recorded: the recorded model's own answers, as recorded and with one claim falsified (a number, "
+    "a negation, a bound or modality, the subject, an added condition, another question's sentence)"
 )
 
 
@@ -67,6 +78,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--fail-under", nargs="+", action="extend", default=[], metavar="KEY=VALUE",
                         help=BOUNDS_HELP)
     parser.add_argument("--fabrications", action="store_true", help=FABRICATIONS_HELP)
+    parser.add_argument("--recorded", type=Path, metavar="FILE",
+                        help="answer with a recorded model instead of SOURCED_MODEL: a JSONL file of a capable "
+                             "model's replies to Sourced's prompts (format: docs/evaluation.md), replayed on "
+                             "loopback through the OpenAI-compatible adapter and the guard")
     parser.add_argument("--alone", action="store_true",
                         help="ask every turn of a conversation without its thread, as if no follow-up were read "
                              "(the baseline the followup_* rates compare against)")
@@ -82,10 +97,15 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"sourced eval: --fail-under {error}", file=sys.stderr)
         return 2
+    try:
+        recordings = load_recordings(args.recorded) if args.recorded else None
+    except RecordingError as error:
+        print(f"sourced eval: --recorded {error}", file=sys.stderr)
+        return 2
     if args.fabrications:
-        measured = _fabrications(args).metrics()
+        measured = _fabrications(args, recordings).metrics()
     else:
-        report, ingest_errors = _evaluate(args)
+        report, ingest_errors = _evaluate(args) if recordings is None else _replay(args, recordings)
         for error in ingest_errors:
             print(f"warning: not ingested: {error}", file=sys.stderr)
         if args.json:
@@ -99,13 +119,16 @@ def run(args: argparse.Namespace) -> int:
     return 1 if violations else 0
 
 
-def _fabrications(args: argparse.Namespace) -> FabricationReport:
+def _fabrications(args: argparse.Namespace, recordings: tuple[Recording, ...] | None) -> FabricationReport:
     cases = load_cases(args.cases)
     config = load_config(args.config)
     gaps = config.gaps() + (load_known_gaps(args.known_gaps) if args.known_gaps else ())
     progress = (lambda items: items) if args.json else \
         (lambda items: track(list(items), description="fabricating", console=Console(stderr=True), transient=True))
-    report = run_fabrications(kb=args.kb, cases=cases, config=config, known_gaps=gaps, progress=progress)
+    report = run_fabrications(kb=args.kb, cases=cases, config=config, known_gaps=gaps, progress=progress) \
+        if recordings is None else run_recorded_fabrications(kb=args.kb, cases=cases, config=config,
+                                                             known_gaps=gaps, recordings=recordings,
+                                                             progress=progress)
     if args.json:
         print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
     else:
@@ -120,17 +143,18 @@ def print_fabrications(console: Console, report: FabricationReport) -> None:
     for header in ("variant", "expect", "cases", "right\n(quoted)", "right\n(no quote)", "main reasons (quoted)"):
         table.add_column(header, justify="right" if header.startswith(("cases", "right")) else "left")
     rows = report.rows()
-    for given, omitted in zip(rows[::2], rows[1::2], strict=True):
+    modes = len(report.quote_modes)
+    for given, omitted in zip(rows[::modes], rows[modes - 1::modes], strict=True):
         reasons = ", ".join(f"{reason} ({n})" for reason, n in list(given["reasons"].items())[:2])
         table.add_row(given["variant"], given["expect"], str(given["cases"]), _percent(given["right"]),
-                      _percent(omitted["right"]), reasons)
+                      _percent(omitted["right"]) if omitted is not given else "·", reasons)
     console.print(table)
     latency = report.check_latency_ms()
     console.print(f"claim checks per answer: p50 {latency['p50']} ms, p95 {latency['p95']} ms; "
                   f"{report.model_not_called} cases refused before the model")
     wrong = report.wrong()
     for trial in wrong[:FAILURES_SHOWN]:
-        handled = "refused" if trial.variant in ("faithful_quote", "faithful_paraphrase") else "passed"
+        handled = "refused" if trial.variant in PASSING else "passed"
         quoted = "quoted" if trial.with_quotes else "no quote"
         console.print(f"{handled}: {trial.case_id} {trial.variant} ({quoted}): "
                       f"{trial.claims[0]['text'][:140]!r} {trial.detail or ''}", markup=False)
@@ -138,14 +162,22 @@ def print_fabrications(console: Console, report: FabricationReport) -> None:
         console.print(f"… and {len(wrong) - FAILURES_SHOWN} more; --json lists them all.")
 
 
-def _evaluate(args: argparse.Namespace) -> tuple[Report, tuple[str, ...]]:
+def _replay(args: argparse.Namespace, recordings: tuple[Recording, ...]) -> tuple[Report, tuple[str, ...]]:
+    """The evaluation answered by the recorded model, its report carrying how each request was replayed."""
+    with serve_recordings(recordings) as (model, replay):
+        report, ingest_errors = _evaluate(args, model)
+    return replace(report, replayed=replay.counts()), ingest_errors
+
+
+def _evaluate(args: argparse.Namespace, model: AnswerModel | None = None) -> tuple[Report, tuple[str, ...]]:
     items = load_items(args.cases)
     config = load_config(args.config)
     gaps = config.gaps() + (load_known_gaps(args.known_gaps) if args.known_gaps else ())
     if args.json:
         return run_evaluation(kb=args.kb, cases=items, config=config, known_gaps=gaps, database=args.database,
-                              alone=args.alone)
-    with eval_session(kb=args.kb, config=config, known_gaps=gaps, progress=True, database=args.database) as session:
+                              alone=args.alone, model=model)
+    with eval_session(kb=args.kb, config=config, known_gaps=gaps, progress=True, database=args.database,
+                      model=model) as session:
         asking = track(items, description="asking", console=Console(stderr=True), transient=True)
         results = tuple(result for item in asking for result in session.score_item(item, alone=args.alone))
         return Report(results=results, profile=tuple(session.sourced.components())), session.ingest_errors
@@ -165,6 +197,10 @@ def print_report(console: Console, report: Report) -> None:
         console.print(_tag_table(tag_rows))
     if shown["followups"]["all"]["cases"]:
         console.print(_followup_line(shown))
+    if report.replayed is not None:
+        console.print("Recorded model: " + ", ".join(f"{report.replayed[kind]} {kind}" for kind in REPLAYED)
+                      + f"; of the answer cases it answered, refused by the guard "
+                        f"{_percent(shown['guard_refused'])}")
     _print_failures(console, report.failures())
 
 

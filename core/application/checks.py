@@ -30,6 +30,7 @@ from core.application import facts
 from core.application.envelope import Envelope, EnvelopeClaim
 from core.application.instructions import addressed_to_assistants
 from core.application.ports import Embedder
+from core.application.quote_context import FIRST_PERSON, NOT_ASKED, Asking, QuoteContext, quote_context
 from core.application.quotes import (
     MAX_STATEMENTS,
     Span,
@@ -46,6 +47,9 @@ from core.documents.reading import read_with
 from core.domain import CitationTier, RetrievedChunk
 from core.text import STOPWORDS, capitalised_names, content_stems, stem, words
 
+SHORT_QUOTE_WORDS: Final = 12
+"""A quote this short may span one statement more than `MAX_STATEMENTS`: "Merge anytime. Friday afternoon?
+Merge." is one rule in fragments, and too short to take a number from one sentence and a subject from another."""
 MIN_CONTENT_OVERLAP: Final = 0.6
 """Share of the claim's content words the quote (with its table header and the section heading) must hold."""
 COVER_SIMILARITY: Final = 0.8
@@ -80,6 +84,9 @@ _LEADING_CLAUSE: Final = re.compile(
     r"^\W*(?:if|when|whenever|before|after|once|unless|while|until|during)\b[^,;:]*[,;:]\s*", re.IGNORECASE)
 """A condition a claim opens with ("If a laptop is stolen, ..."): its main clause's subject comes after it."""
 _REFERRING_PRONOUNS: Final = frozenset({"they", "it", "he", "she", "this", "these", "those"})
+_REFERRING: Final = _REFERRING_PRONOUNS | FIRST_PERSON | frozenset(
+    {"that", "them", "its", "their", "his", "her", "him", "such", "here", "there", "you", "your"})
+"""Words that stand for something said elsewhere: a claim may say what they stand for in their place."""
 _JOINING_WORDS: Final = frozenset({"and", "or", "like", "plus", "also", "too"})
 """Words that join a second subject to the quote's ("Employees and contractors get ...")."""
 _SENTENCE: Final = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -132,7 +139,7 @@ class ClaimSupport(Protocol):
     another rule beside it (the chunk-wide check it replaced) on the same model outputs."""
 
     def __call__(self, claim: EnvelopeClaim, cited: Sequence[RetrievedChunk], *,
-                 embedder: Embedder | None = None) -> "Supported | Unsupported": ...
+                 embedder: Embedder | None = None, asking: Asking = NOT_ASKED) -> "Supported | Unsupported": ...
 
 
 def unknown_chunk_ids(envelope: Envelope, retrieved_ids: Sequence[str]) -> list[str]:
@@ -146,27 +153,40 @@ def cited_chunks(claim: EnvelopeClaim, by_id: Mapping[str, RetrievedChunk]) -> l
 
 
 def claim_support(claim: EnvelopeClaim, cited: Sequence[RetrievedChunk], *,
-                  embedder: Embedder | None = None) -> Supported | Unsupported:
+                  embedder: Embedder | None = None, asking: Asking = NOT_ASKED) -> Supported | Unsupported:
     """The claim's anchor and citation tier, or why its quote does not state it. The claim is read as plain text,
-    as its quote is: a model's Markdown link is its words, never its target's numbers."""
+    as its quote is: a model's Markdown link is its words, never its target's numbers. `asking` is what the
+    quote is also read with: the question, and the sources the model was given (`quote_context`)."""
     claim_text = _without_attribution(plain(claim.text), cited)
     if claim.quote is not None and claim.quote.strip():
         anchor = quoted_anchor(claim.quote, claim_text, cited)
         if anchor is None:
             return Unsupported(reason="quote not found in the cited chunk")
-        if len(anchor.statements) > MAX_STATEMENTS:
-            return Unsupported(reason=f"quote spans {len(anchor.statements)} sentences, more than "
-                                      f"{MAX_STATEMENTS}")
+        spans = _statement_count(anchor.statements)
+        if spans > MAX_STATEMENTS + (len(words(anchor.text)) <= SHORT_QUOTE_WORDS):
+            return Unsupported(reason=f"quote spans {spans} sentences, more than {MAX_STATEMENTS}")
     else:
         anchor = aligned_anchor(claim_text, cited)
         if anchor is None:
             return Unsupported(reason="no sentence in the cited chunk")
-    similarity = _Similarity(claim_text, anchor, embedder)
-    reason = unstated_reason(claim_text, anchor, similarity)
+    context = quote_context(anchor.chunk, anchor.statements, asking)
+    similarity = _Similarity(claim_text, anchor, embedder, context)
+    reason = unstated_reason(claim_text, anchor, similarity, context, asking)
     if reason is not None:
         where = "quote" if anchor.given else "best-aligned sentence"
         return Unsupported(reason=reason.replace("the quote", f"the {where}"))
     return Supported(anchor=anchor, tier=_tier(claim_text, anchor, similarity))
+
+
+def _statement_count(quoted: Sequence[Statement]) -> int:
+    """How many statements a quote spans, the items of one list read after the same lead-in counting as one
+    ("Things like:" and the three items under it are two): a claim that lists them states one fact."""
+    count = 0
+    for before, statement in zip((None, *quoted), quoted, strict=False):
+        same_list = before is not None and statement.kind == before.kind == "item" \
+            and statement.context == before.context
+        count += not same_list
+    return count
 
 
 def _without_attribution(claim_text: str, cited: Sequence[RetrievedChunk]) -> str:
@@ -225,27 +245,31 @@ def _alignment(claim_text: str, anchor: Anchor) -> tuple[float, float]:
     return float(held), content_overlap(claim_text, evidence)
 
 
-def unstated_reason(claim_text: str, anchor: Anchor, similarity: "_Similarity") -> str | None:
-    """The first rule the claim breaks against its anchor, or None when the anchor states it."""
-    for rule in (_addressed_to_machines, _missing_quantities, _missing_names):
-        reason = rule(claim_text, anchor)
-        if reason is not None:
-            return reason
-    reason = _uncovered(claim_text, anchor, similarity)
+def unstated_reason(claim_text: str, anchor: Anchor, similarity: "_Similarity", context: QuoteContext,
+                    asking: Asking = NOT_ASKED) -> str | None:
+    """The first rule the claim breaks against its anchor, or None when the anchor states it. Names and words may
+    come from the quote's context; its facts only from the quote."""
+    organisation = _organisation_names(claim_text, anchor, asking)
+    reason = (_addressed_to_machines(claim_text, anchor) or _missing_quantities(claim_text, anchor, context)
+              or _missing_names(claim_text, anchor, context, organisation)
+              or _uncovered(claim_text, anchor, similarity, context, organisation))
     if reason is not None:
         return reason
     # Section titles are taken out of both sides alike: out of the claim alone, a quote's clause that opens with
     # the title ("Volunteering days do not carry over") no longer looks restated, and its negation goes uncounted.
     heading = anchor.chunk.passage.heading
     claim_proper, evidence_proper = _without_heading(claim_text, heading), _without_heading(anchor.evidence, heading)
-    for flip in (_flipped_polarity, _flipped_bound, _flipped_modality):
-        reason = flip(claim_proper, evidence_proper)
-        if reason is not None:
-            return reason
+    reason = _flipped_polarity(claim_proper, evidence_proper) or _flipped_bound(claim_proper, evidence_proper) \
+        or _flipped_modality(claim_proper, evidence_proper, inherited=_lead_in_modalities(anchor))
+    if reason is not None:
+        return reason
     for mix in (_moved_value, _mixed_rows, _question_in_place_of_quote):
         reason = mix(claim_text, anchor)
         if reason is not None:
             return reason
+    reason = _context_in_place_of_subject(claim_text, anchor, context)
+    if reason is not None:
+        return reason
     if similarity.available and not _verbatim(claim_text, anchor.evidence) and similarity.value < SUPPORT_FLOOR:
         return f"semantic support {similarity.value:.2f} below {SUPPORT_FLOOR}"
     return None
@@ -274,29 +298,65 @@ def _enclosing_note(text: str, statement: Statement) -> str:
     return text[opening:closing + 1] if opening >= 0 and closing >= 0 else ""
 
 
-def _missing_quantities(claim_text: str, anchor: Anchor) -> str | None:
+def _missing_quantities(claim_text: str, anchor: Anchor, context: QuoteContext) -> str | None:
+    """Every number of the claim is in the quote, with its unit. A number the asker gave ("with 5 years of
+    service"), or a heading's number the claim names with the word beside it there ("the 30% ruling" under
+    "30% ruling"), is the claim's setting, not its fact."""
     stated = facts.quantities(anchor.evidence)
     units_by_value: dict[str, set[str | None]] = {}
     for quantity in stated:
         units_by_value.setdefault(quantity.value, set()).add(quantity.unit)
-    missing = sorted({q.value for q in facts.quantities(claim_text)} - units_by_value.keys())
+    setting = {q.value for q in facts.quantities(context.question)} | _named_heading_numbers(claim_text, anchor)
+    missing = sorted({q.value for q in facts.quantities(claim_text)} - units_by_value.keys() - setting)
     if missing:
         return f"numbers not in the quote: {missing}"
     for quantity in facts.quantities(claim_text):
-        units = units_by_value[quantity.value]
+        units = units_by_value.get(quantity.value, {None})
         if quantity.unit is not None and quantity.unit not in units and None not in units:
             return (f"'{quantity.value} {quantity.unit}' in the claim, the quote states "
                     f"{quantity.value} as {', '.join(sorted(u for u in units if u))}")
     return None
 
 
-def _missing_names(claim_text: str, anchor: Anchor) -> str | None:
-    """A capitalised name the claim states must be in the quote; or in the section heading, unless it takes
-    the place of a word of the quote ("the first PTO paycheck" for "the first February paycheck")."""
+def _named_heading_numbers(claim_text: str, anchor: Anchor) -> set[str]:
+    """The numbers of the heading path and title that the claim writes beside the same word as they stand
+    beside there: names of a section ("30% ruling", "360 degree feedback"), not its numbering ("2. Equipment")."""
+    passage = anchor.chunk.passage
+    claimed = _numbers_with_neighbours(claim_text)
+    return {value for element in (passage.title, *passage.heading.split(" > "))
+            for value, beside in _numbers_with_neighbours(element).items() if beside & claimed.get(value, set())}
+
+
+def _numbers_with_neighbours(text: str) -> dict[str, set[str]]:
+    """Each number of the text, with the content words right before and after it."""
+    tokens = re.findall(r"[\w%.,$€£]+", text)
+    found: dict[str, set[str]] = {}
+    for index, token in enumerate(tokens):
+        for quantity in facts.quantities(token):
+            beside = [t.lower() for t in tokens[max(index - 1, 0):index] + tokens[index + 1:index + 2]]
+            found.setdefault(quantity.value, set()).update(w for w in beside if w not in STOPWORDS)
+    return found
+
+
+def _missing_names(claim_text: str, anchor: Anchor, context: QuoteContext, organisation: set[str]) -> str | None:
+    """A capitalised name the claim states must be in the quote; or in its context (`quote_context`), unless it
+    takes the place of a word of the quote ("the first PTO paycheck" for "the first February paycheck"; in
+    place of "it" or "she" it says whom the quote means); or it is the organisation the quote calls "we"."""
     quoted = _word_parts(anchor.evidence)
-    heading = _word_parts(anchor.chunk.passage.heading) - _substituted(claim_text, anchor.evidence)
-    missing = sorted(name for name in _names(claim_text, anchor.chunk.text) if name not in quoted | heading)
+    in_place = _substituted(claim_text, anchor.evidence)
+    missing = sorted(name for name in _names(claim_text, anchor.chunk.text)
+                     if name not in quoted and name not in organisation
+                     and (name in in_place or not context.names(name.removesuffix("'s"))))
     return f"names not in the quote: {missing}" if missing else None
+
+
+def _organisation_names(claim_text: str, anchor: Anchor, asking: Asking) -> set[str]:
+    """The claim's names that stand where the quote says "we" or "our", when the model read them in its
+    sources: the organisation the documents speak for ("PostHog uses" for "we use")."""
+    standing = {word for claimed, quoted, _ in _replacements(claim_text, anchor.evidence)
+                if FIRST_PERSON & set(quoted) for word in claimed}
+    return {name for name in _names(claim_text, anchor.chunk.text)
+            if name in standing and name.removesuffix("'s") in asking.seen_words}
 
 
 def _word_parts(text: str) -> set[str]:
@@ -306,11 +366,21 @@ def _word_parts(text: str) -> set[str]:
 
 
 def _substituted(claim_text: str, evidence: str) -> set[str]:
-    """The claim's words that stand where the quote has other words, between words both share."""
+    """The claim's words that stand where the quote has other words, between words both share; not where the
+    quote has a word that stands for something said elsewhere ("it", "this", "we")."""
+    return {word for claimed, quoted, enclosed in _replacements(claim_text, evidence)
+            if enclosed and not _REFERRING & set(quoted) for word in claimed}
+
+
+def _replacements(claim_text: str, evidence: str) -> list[tuple[list[str], list[str], bool]]:
+    """Where the claim's words stand in place of the quote's: (the claim's, the quote's, whether words both
+    share stand on either side)."""
     claim, quote = words(claim_text), words(evidence)
     opcodes = difflib.SequenceMatcher(a=claim, b=quote, autojunk=False).get_opcodes()
-    return {word for before, (tag, a1, a2, _, _), after in zip(opcodes, opcodes[1:], opcodes[2:], strict=False)
-            if tag == "replace" and before[0] == after[0] == "equal" for word in claim[a1:a2]}
+    padded = [("start", 0, 0, 0, 0), *opcodes, ("end", 0, 0, 0, 0)]
+    return [(claim[a1:a2], quote[b1:b2], before[0] == after[0] == "equal")
+            for before, (tag, a1, a2, b1, b2), after in zip(padded, padded[1:], padded[2:], strict=False)
+            if tag == "replace"]
 
 
 def _names(claim_text: str, chunk_text: str) -> set[str]:
@@ -329,19 +399,22 @@ def _names(claim_text: str, chunk_text: str) -> set[str]:
     return names
 
 
-def _uncovered(claim_text: str, anchor: Anchor, similarity: "_Similarity") -> str | None:
-    """Too few of the claim's words in the quote (unless close in meaning), a clause of the claim the quote
-    does not state, or words taken from elsewhere in the chunk."""
-    stated = anchor.evidence + " " + anchor.chunk.passage.heading
+def _uncovered(claim_text: str, anchor: Anchor, similarity: "_Similarity", context: QuoteContext,
+               organisation: set[str]) -> str | None:
+    """Too few of the claim's words in the quote and its context (unless close in meaning), a clause of the
+    claim they do not state, or words taken from elsewhere in the chunk (a negation aside: the polarity rule
+    counts those)."""
+    stated = f"{anchor.evidence}\n{context.text}"
     overlap = content_overlap(claim_text, stated)
     if overlap < MIN_CONTENT_OVERLAP and not (similarity.available and similarity.value >= COVER_SIMILARITY):
         return f"content overlap {overlap:.2f} with the quote, below {MIN_CONTENT_OVERLAP}"
     for clause in facts.clauses(claim_text):
         if len(content_stems(clause)) >= MIN_CLAUSE_WORDS and content_overlap(clause, stated) < MIN_CLAUSE_OVERLAP:
             return f"the quote does not state {clause!r}"
-    known = set(content_stems(stated))
+    known = set(content_stems(stated)) | {stem(part) for part in _word_parts(stated)}
     elsewhere = set(content_stems(_outside(anchor))) - known
-    imported = sorted({word for word in words(claim_text) if stem(word) in elsewhere and word not in STOPWORDS})
+    imported = sorted({word for word in words(claim_text) if stem(word) in elsewhere and word not in STOPWORDS
+                       and word not in organisation and not facts.negations(word)})
     if imported:
         return f"words from elsewhere in the chunk, not in the quote: {imported}"
     return None
@@ -377,13 +450,20 @@ def _flipped_bound(claim_text: str, evidence: str) -> str | None:
     return None
 
 
-def _flipped_modality(claim_text: str, evidence: str) -> str | None:
-    """"may" where the quote says "must", or the reverse."""
+def _flipped_modality(claim_text: str, evidence: str, *, inherited: set[facts.Modality]) -> str | None:
+    """"may" where the quote says "must", or the reverse; a quote without a modal word of its own has its
+    lead-in's ("Customers must meet these criteria:" above "- The request is made within 30 days")."""
     claimed = facts.modalities(claim_text)
     stated = set().union(*(facts.modalities(clause) for clause in _used_clauses(claim_text, evidence)))
+    stated = stated or (inherited if not facts.modalities(evidence) else set())
     if claimed and stated and not claimed & stated:
         return f"modality changed: {sorted(claimed)} in the claim, {sorted(stated)} in the quote"
     return None
+
+
+def _lead_in_modalities(anchor: Anchor) -> set[facts.Modality]:
+    """The modal words of the lead-ins the quoted list items are read after."""
+    return set().union(*(facts.modalities(s.context) for s in anchor.statements if s.kind == "item"))
 
 
 def _without_heading(claim_text: str, heading: str) -> str:
@@ -432,7 +512,8 @@ def _moved_value(claim_text: str, anchor: Anchor) -> str | None:
     groups = _value_groups(anchor)
     heading = set(content_stems(anchor.chunk.passage.heading))
     claimed = set(content_stems(facts.subject_words(claim_text))) - heading
-    for value in dict.fromkeys(q.value for q in facts.quantities(claim_text)):
+    stated = set().union(*(values for values, _, _ in groups))
+    for value in dict.fromkeys(q.value for q in facts.quantities(claim_text) if q.value in stated):
         own = set().union(*(stems for values, stems, _ in groups if value in values))
         others = set().union(*(stems for values, stems, _ in groups if value not in values))
         if any(row for _, _, row in groups):
@@ -473,6 +554,25 @@ def _question_in_place_of_quote(claim_text: str, anchor: Anchor) -> str | None:
         joined = own_subject & {stem(word) for word in claim_subject} and set(claim_subject) & _JOINING_WORDS
         if taken and (displaced or joined):
             return f"the claim gives {taken} of the question what the quote says of {sorted(own_subject)}"
+    return None
+
+
+def _context_in_place_of_subject(claim_text: str, anchor: Anchor, context: QuoteContext) -> str | None:
+    """The claim's subject taken from the quote's context where the quoted sentence states a subject of its own
+    that the claim leaves out: "Managers get 25 days" quoting "Employees get 25 days" after a sentence on
+    managers. Context says what "it" or "this" stands for, never whom a value belongs to instead."""
+    quoted = set(content_stems(anchor.evidence))
+    said = {stem(word) for word in words(claim_text)}
+    taken = {stem(word) for word in _claimed_subject(claim_text, "")
+             if word not in STOPWORDS and stem(word) in context.stems - quoted}
+    if not taken:
+        return None
+    text = anchor.chunk.text
+    for statement in anchor.statements:
+        own = {stem(word) for word in _subject(words(plain(text[statement.start:statement.end])))
+               if word not in STOPWORDS | _REPLY_WORDS | _REFERRING}
+        if own and not own & said:
+            return f"the claim gives {sorted(taken)} of the context what the quote says of {sorted(own)}"
     return None
 
 
@@ -558,10 +658,11 @@ def _mixed_rows(claim_text: str, anchor: Anchor) -> str | None:
 
 
 class _Similarity:
-    """The claim's cosine to its anchor, computed once and only when a rule needs it."""
+    """The claim's cosine to its anchor, read alone or after its context (the better of the two), computed once
+    and only when a rule needs it."""
 
-    def __init__(self, claim_text: str, anchor: Anchor, embedder: Embedder | None) -> None:
-        self._texts = (claim_text, anchor.evidence)
+    def __init__(self, claim_text: str, anchor: Anchor, embedder: Embedder | None, context: QuoteContext) -> None:
+        self._texts = (claim_text, anchor.evidence, f"{context.around}\n{anchor.evidence}")
         self._embedder = embedder
         self._value: float | None = None
 
@@ -573,8 +674,8 @@ class _Similarity:
     def value(self) -> float:
         if self._value is None:
             assert self._embedder is not None
-            claim, quote = self._embedder.embed(list(self._texts))
-            self._value = sum(a * b for a, b in zip(claim, quote, strict=True))
+            claim, *readings = self._embedder.embed(list(self._texts))
+            self._value = max(sum(a * b for a, b in zip(claim, quote, strict=True)) for quote in readings)
         return self._value
 
 

@@ -41,19 +41,22 @@ _DIRECTIONS: Final[tuple[tuple[Direction, str], ...]] = (
              r"maximum of|maximum|max|less than|fewer than|under|below|within|or less|or fewer|lower than|"
              r"shorter than|capped at|cap of|limited to"),
     ("more", r"no less than|not less than|no fewer than|no shorter than|at least|a minimum of|minimum of|"
-             r"minimum|more than|over|above|exceeds?|exceeding|greater than|or more|higher than|longer than|"
-             r"beyond"),
+             r"minimum|more than|over|above|exceeds?|exceeding|in excess of|greater than|or more|higher than|"
+             r"longer than|beyond"),
     ("before", r"no later than|before|prior to|ahead of|in advance|earlier than"),
     ("after", r"no earlier than|after|following|later than"),
 )
 _OPPOSITE: Final[dict[Direction, Direction]] = {"less": "more", "more": "less", "before": "after",
                                                "after": "before"}
-_COMPARISON: Final = re.compile(r"\b(?:" + "|".join(f"(?P<{d}>{p})" for d, p in _DIRECTIONS) + r")\b",
+_COMPARISON: Final = re.compile(r"\b(?:" + "|".join(f"(?P<{d}>{p})" for d, p in _DIRECTIONS) + r")\b(?![-\u2010])",
                                 re.IGNORECASE)
+"""A word joined by a hyphen is no comparison: "under-30s", "after-hours"."""
+_ALSO: Final[dict[str, Direction]] = {"within": "before"}
+"""Words that bound two ways: "within 30 days" is at most 30 days, and before they are over."""
 _MONEY: Final = r"(?:US\$|\$|€|£|USD\s?|EUR\s?|GBP\s?)?"
 _RANGE: Final = re.compile(rf"{_MONEY}(?P<low>{_NUMBER})\s*(?:to|-|\u2013|and)\s*{_MONEY}(?P<high>{_NUMBER})")
 _NEGATION: Final = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without|except|"
-                              r"unless)\b|n't\b", re.IGNORECASE)
+                              r"unless)\b|n['\u2019]t\b", re.IGNORECASE)
 _MODALITIES: Final[tuple[tuple[Modality, str], ...]] = (
     ("obligation", r"must|shall|required|requires?|ha(?:ve|s) to|needs? to|mandatory|obliged|obligatory|"
                    r"compulsory"),
@@ -64,7 +67,7 @@ _MODALITY: Final = re.compile(r"\b(?:" + "|".join(f"(?P<{m}>{p})" for m, p in _M
                               re.IGNORECASE)
 _CLAUSE_BREAK: Final = re.compile(r"[;()\[\]\n]|(?<!\d):|:(?!\d)|,\s*(?=(?:and|or|but|while|whereas|although|though|so|"
                                   r"which|who)\b)|"
-                                  r"\b(?:but|whereas|while|although|though)\b|(?<=[.!?])\s+")
+                                  r"\b(?:but|whereas|while|although|though|because)\b|(?<=[.!?])\s+")
 _VALUE_BREAK: Final = re.compile(r"[;()\[\]\n]|(?<!\d)[:,]|[:,](?!\d)|\b(?:and|or|but|while|whereas)\b|(?<=[.!?])\s+",
                                 re.IGNORECASE)
 
@@ -178,7 +181,7 @@ def bounds(text: str) -> set[tuple[str, Direction]]:
     for match in _COMPARISON.finditer(text):
         value = _QUANTITY.match(text, len(text) - len(text[match.end():].lstrip()))
         if value and value.group("digits"):
-            found.update((_normal_number(value.group("digits")), d) for d in _OPPOSITE if match.group(d))
+            found.update((_normal_number(value.group("digits")), d) for d in _matched(match))
     for match in _RANGE.finditer(text):
         found.add((_normal_number(match.group("low")), "more"))
         found.add((_normal_number(match.group("high")), "less"))
@@ -188,8 +191,14 @@ def bounds(text: str) -> set[tuple[str, Direction]]:
 def directions(text: str) -> set[Direction]:
     found: set[Direction] = set()
     for match in _COMPARISON.finditer(text):
-        found.update(d for d in _OPPOSITE if match.group(d))
+        found.update(_matched(match))
     return found
+
+
+def _matched(match: re.Match[str]) -> set[Direction]:
+    found: set[Direction] = {d for d in _OPPOSITE if match.group(d)}
+    also = _ALSO.get(match.group(0).lower())
+    return found | {also} if also else found
 
 
 def opposite(direction: Direction) -> Direction:

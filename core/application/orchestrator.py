@@ -51,6 +51,7 @@ from core.application.ports import (
     VerificationRequest,
     Verifier,
 )
+from core.application.quote_context import Asking
 from core.application.routing import OwnerRouter
 from core.application.shape import MAX_QUESTION_LENGTH, InvalidReason, classify_shape, invalid_reason, visible_text
 from core.domain import (
@@ -80,6 +81,11 @@ AnswerabilityGate = Literal["before_model", "after_model", "off"]
 """Where the answerability assessment stands. `before_model`: a question it finds unanswered is refused before
 the model is asked (the extractive model's own decision). `after_model`: the model decides (`found`), and the
 assessment is computed and audited beside its decision. `off`: not computed."""
+
+UnverifiedClaims = Literal["drop", "refuse"]
+"""What a claim the guard cannot verify does to its answer: refused whole, or (`drop`) the claim dropped and the
+answer kept with the claims left. The first claim is the model's answer to the question: unverified, it refuses
+the answer either way."""
 
 STALE_AFTER_DAYS: Final = 365
 """The default of sourced.yml's `stale_after_days`: a source older than this is said to be so."""
@@ -134,6 +140,8 @@ class Evidence:
     retrieved: Sequence[RetrievedChunk] = ()
     given_to_model: Sequence[RetrievedChunk] = ()
     model_called: bool = False
+    model_found: bool | None = None
+    """What the model's envelope said of `found` (None when no envelope was read)."""
     claim_map: tuple[tuple[int, tuple[str, ...]], ...] = ()
     quotes: tuple[QuoteAnchor, ...] = ()
     verified: bool = False
@@ -171,6 +179,7 @@ class Orchestrator:
         support: ClaimSupport = claim_support,
         answerability_gate: AnswerabilityGate = "before_model",
         quotes_the_ranking: bool = False,
+        unverified_claims: UnverifiedClaims = "drop",
         stale_after_days: int = STALE_AFTER_DAYS,
         followups: FollowUps | None = None,
     ) -> None:
@@ -192,6 +201,7 @@ class Orchestrator:
         self._verifier = verifier
         self._support = support
         self._gate = answerability_gate
+        self._unverified_claims = unverified_claims
         self._quotes_the_ranking = quotes_the_ranking  # the extractive model: its quote is the ranker's choice
         self._stale_after_days = stale_after_days
         self._followups = followups or OfflineFollowUps()
@@ -339,14 +349,11 @@ class Orchestrator:
             owner=self._owner(question, candidates),
         )
 
-    def _self_refusal(self, question: Question, usable: Sequence[RetrievedChunk], evidence: Evidence,
-                      owner: str | None) -> Refused:
-        """The model found no answer in what the audience may see. When a hidden document matches the question
-        clearly better, the audit records `not_permitted`; the reply stays the permitted view's own."""
-        permitted_best = max(chunk.score for chunk in usable)
-        hidden_match = self._index.best_unscoped_score(question.text) > permitted_best + self._policy.hidden_margin
-        return self._refuse("not_permitted" if hidden_match else "model_self_refusal", evidence,
-                            shown_as="model_self_refusal", owner=owner)
+    def _self_refusal(self, question: Question, usable: Sequence[RetrievedChunk], evidence: Evidence) -> Refused:
+        """The model found no answer in what the audience may see: presented as the kind retrieval knows, as
+        if the gate had decided (`not_in_corpus` with the owner routing names, `not_retrieved` for loose
+        matches, `not_permitted` in the audit alone); the audit's detail keeps that the model declined."""
+        return self._not_stated(question, usable, evidence, why=evidence.detail or "model reported found=false")
 
     def _verify(self, question: Question, raw: str, usable: Sequence[RetrievedChunk],
                 evidence: Evidence) -> Outcome:
@@ -356,9 +363,10 @@ class Orchestrator:
         except MalformedEnvelope as error:
             evidence.detail = str(error)
             return self._refuse("malformed_response", evidence, owner=owner)
+        evidence.model_found = envelope.found
         if not envelope.found:
             self._note_refusal_prose(envelope, evidence)
-            return self._self_refusal(question, usable, evidence, owner)
+            return self._self_refusal(question, usable, evidence)
         if refusals.reads_like_refusal(envelope.answer, quotes=[c.quote for c in envelope.claims if c.quote]):
             log.error("phrasing drift: found=true with refusal prose (correlation %s)", evidence.correlation_id)
             self._metrics.phrasing_drift(severity="error")
@@ -422,17 +430,23 @@ class Orchestrator:
     def _checked_answer(self, question: str, envelope: Envelope, usable: Sequence[RetrievedChunk],
                         evidence: Evidence, owner: str | None) -> Outcome:
         """Each claim must be stated by its quote (sentence-local support), and the quote must answer the
-        question (the reader); the claim then cites the chunk its quote stands in, and the audit records where."""
+        question (the reader); the claim then cites the chunk its quote stands in, and the audit records where.
+        A later claim the guard cannot verify is dropped when the policy says so (the audit's detail names it)."""
         by_id = {chunk.chunk_id: chunk for chunk in usable}
+        asking = Asking(question=question, given=usable)
         markers: dict[str, Citation] = {}
         claims: list[Claim] = []
         quotes: list[QuoteAnchor] = []
         anchors: list[Anchor] = []
+        dropped: list[str] = []
         for number, claim in enumerate(envelope.claims, start=1):
-            support = self._support(claim, cited_chunks(claim, by_id), embedder=self._embedder)
+            support = self._support(claim, cited_chunks(claim, by_id), embedder=self._embedder, asking=asking)
             if isinstance(support, Unsupported):
-                evidence.detail = f"claim {number}: {support.reason}"
-                return self._refuse("unsupported_claim", evidence, owner=owner)
+                if number == 1 or self._unverified_claims == "refuse":
+                    evidence.detail = f"claim {number}: {support.reason}"
+                    return self._refuse("unsupported_claim", evidence, owner=owner)
+                dropped.append(f"dropped claim {number}: {support.reason}")
+                continue
             anchor = support.anchor
             anchors.append(anchor)
             if anchor.chunk.chunk_id not in markers:
@@ -443,6 +457,7 @@ class Orchestrator:
         evidence.claim_map = tuple((i + 1, tuple(dict.fromkeys(c.chunk_ids))) for i, c in
                                    enumerate(envelope.claims))
         evidence.quotes = tuple(quotes)
+        evidence.detail = "; ".join(dropped) or None
         unanswering = self._unanswering_claim(question, anchors, evidence)
         if unanswering is not None:
             evidence.detail = unanswering

@@ -41,9 +41,10 @@ class Section(BaseModel):
         return cls(doc_id=doc_id.strip(), heading=heading.strip())
 
     def matches(self, doc_id: str, heading_path: str) -> bool:
-        """Same document, and the last element of the chunk's heading path is this heading (any case)."""
-        last = heading_path.rsplit(" > ", maxsplit=1)[-1].strip()
-        return doc_id == self.doc_id and last.casefold() == self.heading.casefold()
+        """Same document, and the chunk lies anywhere under this heading: any element of its heading path is
+        this heading (any case), so a sub-section or bold lead-in the reader found under it is within it."""
+        under = (element.strip().casefold() for element in heading_path.split(" > "))
+        return doc_id == self.doc_id and self.heading.casefold() in under
 
     def __str__(self) -> str:
         return f"{self.doc_id}#{self.heading}"

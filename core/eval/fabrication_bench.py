@@ -21,9 +21,11 @@ from core.application.envelope import parse_envelope
 from core.application.orchestrator import Question
 from core.application.routing import KnownGap
 from core.config import SourcedConfig
-from core.domain import Audience
+from core.domain import Answered, Audience
 from core.eval.cases import Case
 from core.eval.fabrications import FAITHFUL, VARIANTS, Fabrication, Variant, fabricate, parse_sources
+from core.eval.falsify import FALSIFIED, Falsification, Falsified, falsify
+from core.eval.replay import RecordedModel, Recording, question_of
 from core.eval.runner import EvalSession, case_principal, eval_session
 from core.eval.scripted_server import ScriptedServer
 from core.eval.stats import percentile
@@ -32,7 +34,9 @@ from core.llm.openai_compat import OpenAICompatModel
 NOT_FOUND: Final = json.dumps({"found": False, "answer": "", "claims": [], "confidence": "low",
                                "refusal_reason": "variant not applicable"})
 QUOTE_MODES: Final = (True, False)
-METRIC_KEYS: Final = tuple(variant + suffix for variant in VARIANTS for suffix in ("", ".omitted"))
+METRIC_KEYS: Final = (*(variant + suffix for variant in VARIANTS for suffix in ("", ".omitted")), *FALSIFIED)
+PASSING: Final = FAITHFUL | {"recorded"}
+"""The variants the guard must pass; it must refuse every other."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +44,7 @@ class Trial:
     """One variant of one case, asked once."""
 
     case_id: str
-    variant: Variant
+    variant: Variant | Falsified
     with_quotes: bool
     kind: str
     detail: str | None
@@ -50,16 +54,19 @@ class Trial:
     """Per claim, the reader's probability that its quote answers the question (when the guard got that far)."""
     rank_gaps: tuple[float | None, ...] = ()
     """Per claim, how far below the best candidate the ranker puts its quote (when the guard got that far)."""
+    shown: bool = True
+    """A falsified recording: whether its false claim was among the answer's (not dropped by the guard)."""
 
     @property
     def passed(self) -> bool:
-        return self.kind == "answered"
+        """Answered: for a falsified recording, with its false claim shown."""
+        return self.kind == "answered" and self.shown
 
 
 def right_share(trials: Sequence[Trial], answered: Callable[[Trial], bool], *, faithful: bool) -> float | None:
     """The share of the faithful answers (`faithful`) or of the fabrications handled right, had each trial been
     decided by `answered`: how a fitting script replays one run at another floor or margin. None without any."""
-    chosen = [t for t in trials if (t.variant in FAITHFUL) == faithful]
+    chosen = [t for t in trials if (t.variant in PASSING) == faithful]
     if not chosen:
         return None
     return sum(answered(t) == faithful for t in chosen) / len(chosen)
@@ -68,7 +75,10 @@ def right_share(trials: Sequence[Trial], answered: Callable[[Trial], bool], *, f
 @dataclass(kw_only=True)
 class FabricationReport:
     trials: list[Trial] = field(default_factory=list)
-    not_applicable: Counter[tuple[Variant, bool]] = field(default_factory=Counter)
+    not_applicable: Counter[tuple[Variant | Falsified, bool]] = field(default_factory=Counter)
+    variants: tuple[Variant | Falsified, ...] = VARIANTS
+    quote_modes: tuple[bool, ...] = QUOTE_MODES
+    """Both for code-made fabrications; with the model's own quotes only for falsified recordings."""
     model_not_called: int = 0
     cases: int = 0
 
@@ -76,13 +86,13 @@ class FabricationReport:
         """Per variant and quote mode: cases, the share that went the right way (refused for a fabrication,
         passed for a faithful variant), and the most common refusal reasons."""
         rows = []
-        for variant in VARIANTS:
-            for with_quotes in QUOTE_MODES:
+        for variant in self.variants:
+            for with_quotes in self.quote_modes:
                 trials = [t for t in self.trials if t.variant == variant and t.with_quotes == with_quotes]
-                right = [t for t in trials if t.passed == (variant in FAITHFUL)]
+                right = [t for t in trials if t.passed == (variant in PASSING)]
                 rows.append({
                     "variant": variant, "quotes": "given" if with_quotes else "omitted",
-                    "expect": "pass" if variant in FAITHFUL else "refuse", "cases": len(trials),
+                    "expect": "pass" if variant in PASSING else "refuse", "cases": len(trials),
                     "right": round(len(right) / len(trials), 4) if trials else None,
                     "not_applicable": self.not_applicable[(variant, with_quotes)],
                     "reasons": dict(Counter(_reason(t) for t in trials if not t.passed).most_common(4)),
@@ -97,7 +107,7 @@ class FabricationReport:
 
     def wrong(self) -> list[Trial]:
         """Fabrications that passed and faithful answers that were refused."""
-        return [t for t in self.trials if t.passed != (t.variant in FAITHFUL)]
+        return [t for t in self.trials if t.passed != (t.variant in PASSING)]
 
     def check_latency_ms(self) -> dict[str, float | None]:
         timed = [t.check_ms for t in self.trials if t.check_ms is not None]
@@ -186,3 +196,61 @@ def _check_ms(session: EvalSession, claims: Sequence[dict[str, Any]], given: Seq
     for claim in envelope.claims:
         claim_support(claim, cited_chunks(claim, by_id), embedder=session.sourced.embedder)
     return (time.perf_counter() - started) * 1000
+
+
+class _Falsifier:
+    """What the scripted model answers next: the recording of this request, falsified by the current variant."""
+
+    def __init__(self, recorded: RecordedModel) -> None:
+        self.recorded = recorded
+        self.variant: Falsified = "recorded"
+        self.made: Falsification | None = None
+
+    def respond(self, messages: list[dict[str, Any]]) -> str:
+        content = self.recorded.respond(messages)
+        user = "\n".join(str(message.get("content", "")) for message in messages)
+        try:
+            envelope = json.loads(content)
+        except ValueError:
+            envelope = None
+        self.made = None if not isinstance(envelope, dict) or not envelope.get("found") else \
+            falsify(self.variant, envelope, parse_sources(user), question_of(user) or "")
+        return NOT_FOUND if self.made is None else json.dumps(self.made.envelope, ensure_ascii=False)
+
+
+def run_recorded_fabrications(*, kb: Path, cases: Sequence[Case], config: SourcedConfig,
+                              known_gaps: tuple[KnownGap, ...], recordings: Sequence[Recording],
+                              progress: Callable[[Iterable[Case]], Iterable[Case]] = lambda cases: cases
+                              ) -> FabricationReport:
+    """Every answerable case the recorded model answered, as recorded and falsified each way, with the model's
+    own quotes, through the bot's own pipeline."""
+    script = _Falsifier(RecordedModel(recordings))
+    report = FabricationReport(variants=FALSIFIED, quote_modes=(True,))
+    with ScriptedServer(script.respond) as server:
+        model = OpenAICompatModel(base_url=server.base_url, model="recorded", provider="recorded",
+                                  max_retries=0)
+        with eval_session(kb=kb, config=config, known_gaps=known_gaps, model=model) as session:
+            for case in progress([case for case in cases if case.expect == "answer"]):
+                report.cases += 1
+                _ask_falsified(session, case, script, report)
+    return report
+
+
+def _ask_falsified(session: EvalSession, case: Case, script: _Falsifier, report: FabricationReport) -> None:
+    principal = case_principal(case)
+    for variant in FALSIFIED:
+        script.variant, script.made = variant, None
+        outcome, evidence = session.sourced.orchestrator.ask_with_evidence(
+            Question(text=case.question, principal=principal, audience=Audience.only(principal)))
+        if not evidence.model_called:
+            report.model_not_called += 1
+            return
+        if script.made is None:
+            report.not_applicable[(variant, True)] += 1
+            continue
+        claims = tuple(script.made.envelope["claims"])
+        shown = isinstance(outcome, Answered) and any(claim.text == (script.made.claim or "").strip()
+                                                      for claim in outcome.claims)
+        report.trials.append(Trial(case_id=case.id, variant=variant, with_quotes=True, kind=outcome.kind,
+                                   detail=evidence.detail, claims=claims, shown=shown or script.made.claim is None,
+                                   check_ms=_check_ms(session, claims, evidence.given_to_model)))

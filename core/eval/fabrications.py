@@ -36,13 +36,13 @@ FAITHFUL: Final = frozenset({"faithful_quote", "faithful_paraphrase"})
 _LIST_MARKER: Final = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)]|>)\s+")
 _MARKUP: Final = re.compile(r"\*\*|__|`|(?<!\w)\*(?=\w)|(?<=\w)\*(?!\w)")
 _LINK: Final = re.compile(r"\[([^\]]+)\]\([^)]*\)")
-_NUMBER: Final = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\d])")
-_NAME: Final = re.compile(r"(?<=[a-z,;] )[A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*\b(?![\d-])")
-_ROLE: Final = re.compile(r"(?<![\w-])(?:(?!(?:the|a|an|your|their|our|any|each|every|its|his|her|my|of|to|by|for|"
+NUMBER: Final = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\d])")
+NAME: Final = re.compile(r"(?<=[a-z,;] )[A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*\b(?![\d-])")
+ROLE: Final = re.compile(r"(?<![\w-])(?:(?!(?:the|a|an|your|their|our|any|each|every|its|his|her|my|of|to|by|for|"
                           r"with|and|or|on|in)\b)[a-z]+ )?(?:director|manager|lead|officer|supervisor|head|team|"
                           r"committee|coordinator|administrator|desk|department|specialist|analyst|controller|owner|"
                           r"physician|nurse|engineer|approver)s?\b")
-_AUXILIARY: Final = re.compile(r"\b(is|are|was|were|must|may|can|will|should|shall|has to|have to|need to|"
+AUXILIARY: Final = re.compile(r"\b(is|are|was|were|must|may|can|will|should|shall|has to|have to|need to|"
                                r"needs to|could|would)\b")
 _NEGATED: Final = re.compile(r"\b(not|never)\s+|\bno\s+(?=\w)|n't\b")
 _PARENTHESIS: Final = re.compile(r"\s*\([^()\d]*\)")
@@ -252,11 +252,11 @@ def _cased(replacement: str) -> Callable[[re.Match[str]], str]:
 
 def _swap_number(sentence: Sentence, chunk: Sequence[Sentence]) -> str | None:
     """The sentence's first number replaced by a different number written elsewhere in the chunk."""
-    mine = _NUMBER.findall(sentence.text)
+    mine = NUMBER.findall(sentence.text)
     if not mine:
         return None
-    others = [n for s in chunk if s is not sentence for n in _NUMBER.findall(s.text) if _value(n) not in
-              {_value(m) for m in mine}]
+    others = [n for s in chunk if s is not sentence for n in NUMBER.findall(s.text) if number_value(n) not in
+              {number_value(m) for m in mine}]
     if not others:
         return None
     target = _target_number(sentence, mine)
@@ -268,7 +268,7 @@ def _target_number(sentence: Sentence, mine: list[str]) -> str:
     return mine[-1] if sentence.header else mine[0]
 
 
-def _value(number: str) -> str:
+def number_value(number: str) -> str:
     return number.replace(",", "").rstrip("0").rstrip(".") if "." in number else number.replace(",", "")
 
 
@@ -281,12 +281,12 @@ def _swap_entity(sentence: Sentence, chunk: Sequence[Sentence], sources: Sequenc
             return None
         return sentence.text.replace(sentence.cells[0], keys[0], 1)
     text = sentence.text
-    for pattern in (_NAME, _ROLE):
-        mine = _entities(pattern, text)
+    for pattern in (NAME, ROLE):
+        mine = entities(pattern, text)
         if not mine:
             continue
-        pool = [e for s in chunk for e in _entities(pattern, s.text)] + \
-            [e for source in sources for e in _entities(pattern, clean(source.text))]
+        pool = [e for s in chunk for e in entities(pattern, s.text)] + \
+            [e for source in sources for e in entities(pattern, clean(source.text))]
         taken = {word.lower() for phrase in mine for word in phrase.split()}
         replacement = next((p for p in pool if not {w.lower() for w in p.split()} & taken
                             and p.lower() not in text.lower()), None)
@@ -299,7 +299,7 @@ def _swap_entity(sentence: Sentence, chunk: Sequence[Sentence], sources: Sequenc
     return None
 
 
-def _entities(pattern: re.Pattern[str], text: str) -> list[str]:
+def entities(pattern: re.Pattern[str], text: str) -> list[str]:
     """Names or roles of the text; a capitalised common word ("No", "The") is neither."""
     return [m.group(0) for m in pattern.finditer(text) if m.group(0).split()[0].lower() not in STOPWORDS]
 
@@ -310,7 +310,7 @@ def negate(text: str) -> str:
     negation = _NEGATED.search(text)
     if negation:
         return text[:negation.start()] + text[negation.end():]
-    auxiliary = _AUXILIARY.search(text)
+    auxiliary = AUXILIARY.search(text)
     if auxiliary:
         return f"{text[:auxiliary.end()]} not{text[auxiliary.end():]}"
     return f"It is not the case that {text[0].lower()}{text[1:]}"
@@ -334,12 +334,12 @@ def _blend(sentence: Sentence, chunk: Sequence[Sentence]) -> tuple[str, str] | N
     other's from its value (or, when the value opens the sentence, the value and then the other's
     predicate). Quoted as both statements when they are adjacent."""
     index = chunk.index(sentence) if sentence in chunk else -1
-    mine = _NUMBER.search(sentence.text)
+    mine = NUMBER.search(sentence.text)
     by_distance = sorted((s for s in chunk if s is not sentence and bool(s.header) == bool(sentence.header)
-                          and _NUMBER.search(s.text)), key=lambda s: abs(chunk.index(s) - index))
+                          and NUMBER.search(s.text)), key=lambda s: abs(chunk.index(s) - index))
     for other in by_distance:
-        theirs = _NUMBER.search(other.text)
-        if theirs is None or mine is None or _value(theirs.group(0)) == _value(mine.group(0)):
+        theirs = NUMBER.search(other.text)
+        if theirs is None or mine is None or number_value(theirs.group(0)) == number_value(mine.group(0)):
             continue
         if sentence.header:
             if not sentence.cells or not other.cells or sentence.cells[0] == other.cells[0]:

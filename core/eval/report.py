@@ -9,6 +9,9 @@ Conversations: `followup_correct_answer` and `followup_wrong_answer` are the ans
 after the first, `followup_false_answer` the false answers of their refusal cases, and `standalone_misread`
 the share of later turns the case calls questions of their own that the pipeline read as follow-ups.
 
+With a generative model: `guard_refused` is the share of the answer cases the model answered (`found` true)
+that the guard then refused or clarified; `model_declined` the share of answer cases the model itself declined.
+
 Dead ends: `dead_end_rate` is the share of answer cases refused without a supporting passage among the closest
 passages shown; `closest_hit` the share of refused answer cases whose closest passages include one;
 `closest_shown_unanswerable` the share of refusal cases whose refusal showed closest passages.
@@ -28,10 +31,12 @@ Metrics = dict[str, float | None]
 RATE_KEYS: Final = ("correct_answer", "wrong_answer", "false_abstention", "missed", "correct_abstention",
                     "false_answer", "kind_accuracy", "leaks", "citation_precision", "clarify_rate",
                     "latency_p50_ms", "latency_p95_ms", "dead_end_rate", "closest_hit", "closest_shown_unanswerable",
-                    "followup_correct_answer", "followup_wrong_answer", "followup_false_answer", "standalone_misread")
+                    "followup_correct_answer", "followup_wrong_answer", "followup_false_answer", "standalone_misread",
+                    "guard_refused", "model_declined")
 MAXIMUM_KEYS: Final = frozenset({"wrong_answer", "false_abstention", "missed", "false_answer", "leaks",
                                  "clarify_rate", "latency_p50_ms", "latency_p95_ms", "dead_end_rate",
-                                 "followup_wrong_answer", "followup_false_answer", "standalone_misread"})
+                                 "followup_wrong_answer", "followup_false_answer", "standalone_misread",
+                                 "guard_refused", "model_declined"})
 """Rates where lower is better: `--fail-under` treats their bound as a maximum, every other as a minimum."""
 
 
@@ -67,6 +72,8 @@ def metrics(results: Sequence[CaseResult]) -> Metrics:
         "followup_false_answer": _share([r for r in later if r.expected != "answer"],
                                         lambda r: r.verdict == "false_answer"),
         "standalone_misread": _share([r for r in later if r.standalone], lambda r: r.read_as_followup),
+        "guard_refused": _share([r for r in answers if r.model_found], lambda r: not r.answered),
+        "model_declined": _share([r for r in answers if r.model_found is not None], lambda r: not r.model_found),
     }
 
 
@@ -121,20 +128,24 @@ class Report:
     profile: tuple[str, ...] = ()
     """What answered (`Sourced.components`: retrieval, question matcher, reader, answerability fit, answer model):
     a figure is only comparable with another of the same profile, so the report names its own."""
+    replayed: dict[str, int] | None = None
+    """With a recorded model: how many requests replayed exactly, moved, stayed stale or had no recording."""
 
     @property
     def metrics(self) -> Metrics:
         return metrics(self.results)
 
     def failures(self) -> list[dict[str, str]]:
-        return [{"id": r.case_id, "expected": r.expected, "got": r.got, "reason": r.reason}
+        return [{"id": r.case_id, "expected": r.expected, "got": r.got, "reason": r.reason,
+                 **({"detail": r.detail} if r.detail else {})}
                 for r in self.results if r.reason]
 
     def as_dict(self) -> dict[str, Any]:
         """The object `sourced eval --json` prints: the rates, then `cases`, `by_kind`, `followups`, `failures`
         and `profile`."""
         return {**self.metrics, "cases": len(self.results), "by_kind": by_kind(self.results),
-                "followups": followups(self.results), "failures": self.failures(), "profile": list(self.profile)}
+                "followups": followups(self.results), "failures": self.failures(), "profile": list(self.profile),
+                **({"replayed": self.replayed} if self.replayed is not None else {})}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -102,9 +102,10 @@ def eval_session(*, kb: Path, config: SourcedConfig, known_gaps: tuple[KnownGap,
 
 
 def run_evaluation(*, kb: Path, cases: Sequence[Item], config: SourcedConfig, known_gaps: tuple[KnownGap, ...],
-                   database: str | None = None, alone: bool = False) -> tuple[Report, tuple[str, ...]]:
+                   database: str | None = None, alone: bool = False, model: AnswerModel | None = None
+                   ) -> tuple[Report, tuple[str, ...]]:
     """Every case and every turn of each conversation scored, and the files that could not be ingested."""
-    with eval_session(kb=kb, config=config, known_gaps=known_gaps, database=database) as session:
+    with eval_session(kb=kb, config=config, known_gaps=known_gaps, database=database, model=model) as session:
         results = tuple(result for item in cases for result in session.score_item(item, alone=alone))
         return Report(results=results, profile=tuple(session.sourced.components())), session.ingest_errors
 

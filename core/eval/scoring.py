@@ -54,11 +54,16 @@ class EvidenceSummary:
 
     retrieved: tuple[ChunkRef, ...] = ()
     given_to_model: tuple[ChunkRef, ...] = ()
+    model_found: bool | None = None
+    """The model's own `found`, when it answered with an envelope."""
+    detail: str | None = None
+    """The pipeline's own reason for its outcome (the audit's `detail`)."""
 
     @classmethod
     def of(cls, evidence: Evidence) -> "EvidenceSummary":
         return cls(retrieved=tuple(ChunkRef.of(c.passage, c.score) for c in evidence.retrieved),
-                   given_to_model=tuple(ChunkRef.of(c.passage, c.score) for c in evidence.given_to_model))
+                   given_to_model=tuple(ChunkRef.of(c.passage, c.score) for c in evidence.given_to_model),
+                   model_found=evidence.model_found, detail=evidence.detail)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,6 +125,10 @@ class CaseResult:
     """A later turn the case calls a question of its own."""
     read_as_followup: bool = False
     """The pipeline read it as a follow-up of the turns before it."""
+    model_found: bool | None = None
+    """The model's own `found` (None when no model envelope was read): with `got`, whether the guard overruled it."""
+    detail: str | None = None
+    """The pipeline's own reason for its outcome, e.g. which check refused a claim."""
 
     @property
     def followup(self) -> bool:
@@ -161,7 +170,8 @@ def score_case(case: Case, outcome: Outcome, evidence: EvidenceSummary, view: As
         closest_shown=bool(closest),
         closest_supported=any(ChunkRef.of(passage).within(case.support) for passage in closest),
         supported_citations=sum(ref.within(case.support) for ref in cited), latency_ms=latency_ms,
-        tags=tuple(case.tags), reason="; ".join(problems) or None,
+        tags=tuple(case.tags), reason="; ".join(problems) or None, model_found=evidence.model_found,
+        detail=evidence.detail,
     )
 
 

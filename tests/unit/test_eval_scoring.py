@@ -280,11 +280,13 @@ def test_an_owner_shared_with_a_visible_document_or_a_known_gap_is_no_leak() -> 
 # -- sections, items, cases, report --------------------------------------------------------------------------
 
 
-def test_a_section_matches_the_last_heading_of_the_path_in_any_case_and_only_in_its_document() -> None:
+def test_a_section_holds_every_chunk_under_its_heading_in_any_case_and_only_in_its_document() -> None:
     section = Section.parse("refunds#return WINDOW")
 
     assert section.matches("refunds", "Refund Policy > Returns > Return window")
-    assert not section.matches("refunds", "Refund Policy > Return window > Exceptions")
+    assert section.matches("refunds", "Refund Policy > Return window > Exceptions")
+    assert not section.matches("refunds", "Refund Policy > Returns > Return windows")
+    assert not section.matches("refunds", "Refund Policy > Exchanges")
     assert not section.matches("bands", "Refund Policy > Return window")
 
 

@@ -2,7 +2,7 @@
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -104,7 +104,6 @@ def test_no_chunk_refuses_not_in_corpus_without_calling_the_model() -> None:
         (envelope(bonus_info="free pizza"), "malformed_response"),
         ("Sure! Here is the answer: " + envelope(), "malformed_response"),
         (envelope() + "\nHope that helps.", "malformed_response"),
-        (envelope(found=False, claims=[], answer=""), "model_self_refusal"),
         (envelope(claims=[{"text": "Customers may return items within 30 days.", "chunk_ids": ["CHK-777"]}]),
          "invalid_citation"),
         (envelope(claims=[{"text": "Customers may return items within 30 days.", "chunk_ids": ["chk-001"]}]),
@@ -114,7 +113,7 @@ def test_no_chunk_refuses_not_in_corpus_without_calling_the_model() -> None:
         (envelope(answer="I don't know; the sources do not say."), "model_self_refusal"),
         (envelope(found=True, claims=[]), "malformed_response"),
     ],
-    ids=["malformed-json", "extra-field", "prose-before", "prose-after", "found-false", "invented-id",
+    ids=["malformed-json", "extra-field", "prose-before", "prose-after", "invented-id",
          "case-changed-id", "number-not-in-chunk", "found-true-refusal-prose", "found-without-claims"],
 )
 def test_every_failed_check_is_a_refusal_of_its_kind_showing_the_closest_passages(output: str, kind: str) -> None:
@@ -131,7 +130,8 @@ def test_refusal_text_comes_from_code_never_from_the_model() -> None:
     harness = Harness(model=ScriptedModel(output))
     outcome = harness.ask(REFUND_QUESTION)
     assert isinstance(outcome, Refused)
-    assert outcome.text == f"{refusals.MODEL_SELF_REFUSAL} {refusals.CLOSEST_LEAD}"
+    assert outcome.text == refusals.refusal_text(outcome.kind, with_closest=True)
+    assert "Google" not in outcome.text
     assert harness.metrics.drift == ["info"]
 
 
@@ -319,9 +319,35 @@ def test_with_the_gate_after_the_model_its_abstention_is_a_refusal_with_the_clos
     harness = Harness(answers=True, gate="after_model", model=ScriptedModel(envelope(found=False, claims=[],
                                                                                       answer="")))
     outcome = harness.ask(REFUND_QUESTION)
-    assert isinstance(outcome, Refused) and outcome.kind == "model_self_refusal"
+    assert isinstance(outcome, Refused) and outcome.kind == "not_in_corpus"
     assert [passage.chunk_id for passage in outcome.nearest] == ["CHK-001"]
     assert harness.audit.records[-1].answerability is not None
+
+
+DECLINES: Final = envelope(found=False, claims=[], answer="", refusal_reason="the sources do not say")
+
+
+def test_a_model_that_declines_is_refused_as_the_gate_would_have_been_and_the_audit_says_the_model_declined() -> None:
+    declined = Harness(answers=True, gate="after_model", model=ScriptedModel(DECLINES))
+    gated = Harness(answers=False, gate="before_model")
+
+    outcome, by_gate = declined.ask(REFUND_QUESTION), gated.ask(REFUND_QUESTION)
+
+    assert isinstance(outcome, Refused) and isinstance(by_gate, Refused)
+    assert (outcome.kind, outcome.text, outcome.owner, outcome.nearest) == (
+        by_gate.kind, by_gate.text, by_gate.owner, by_gate.nearest)
+    [record] = declined.audit.records
+    assert record.kind == "not_in_corpus" and record.detail == "model reported found=false"
+    assert record.model is not None and gated.audit.records[-1].model is None
+
+
+def test_a_model_that_declines_a_known_gap_routes_to_the_gap_owner() -> None:
+    gap = KnownGap(topic="refund disputes", keywords=("refund",), owner="#finance-ops")
+    harness = Harness(answers=True, gate="after_model", model=ScriptedModel(DECLINES), gaps=(gap,))
+
+    outcome = harness.ask(REFUND_QUESTION)
+
+    assert isinstance(outcome, Refused) and outcome.owner == "#finance-ops"
 
 
 def test_with_the_gate_off_the_model_decides_and_no_assessment_is_made() -> None:

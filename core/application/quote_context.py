@@ -1,0 +1,133 @@
+"""What a quote is read in: the words around it that a reader takes its own sentence with.
+
+A quote's sentence leaves things implicit that its surroundings say: "It must be longer than 14 characters"
+under a sentence about the passcode, "Carryover: to 31 March" under "Germany > Annual leave", a list item under
+its lead-in, a table cell in its row, "while she is not in" after a sentence naming Judy. A claim that says them
+("The passcode must be ...") states what the quote states. The guard lets a claim's names and words come from
+this context; what makes a claim true or false (numbers, negation, bounds, modality, whose value it is) it
+still reads in the quote alone (`checks`).
+
+The context is the heading path and document title, the statements' lead-ins (a list item's, a table's header
+and the rest of a quoted row), the sentences just before the quote in its paragraph or item (what "it", "this",
+"these" stand for), and the asker's own question.
+"""
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Final
+
+from core.application.quotes import Statement, plain, statements
+from core.domain import RetrievedChunk
+from core.text import content_stems, stem, words
+
+PRECEDING_SENTENCES: Final = 2
+"""How many sentences (or list items) before the quote, in its paragraph or list, it is read after."""
+SHARED_PREFIX: Final = 4
+"""A name and a context word that open alike over this many letters, and over three quarters of the shorter,
+are one name in two forms ("German" under "Germany", "Italian" under "Italy")."""
+_DEMONYMS: Final = {
+    "dutch": ("netherlands", "holland"), "british": ("uk", "britain", "kingdom"), "english": ("england",),
+    "french": ("france",), "spanish": ("spain",), "swiss": ("switzerland",), "irish": ("ireland",),
+    "polish": ("poland",), "danish": ("denmark",), "swedish": ("sweden",), "finnish": ("finland",),
+    "norwegian": ("norway",), "greek": ("greece",), "turkish": ("turkey", "türkiye"), "welsh": ("wales",),
+    "scottish": ("scotland",), "american": ("us", "usa", "america"), "filipino": ("philippines",),
+    "belgian": ("belgium",), "chinese": ("china",), "japanese": ("japan",), "thai": ("thailand",),
+    "czech": ("czechia",), "emirati": ("uae", "emirates"), "kiwi": ("zealand",),
+}
+"""Adjectives of nationality whose country is not spelled alike (the rest share a prefix)."""
+FIRST_PERSON: Final = frozenset({"we", "our", "us", "ours", "ourselves"})
+"""Where a document speaks as its organisation: a claim may name the organisation in their place."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Asking:
+    """What a claim is read with besides its cited chunks: the asker's question, and every source the model was
+    given (where it saw the name of the organisation its documents call "we")."""
+
+    question: str = ""
+    given: Sequence[RetrievedChunk] = ()
+
+    @cached_property
+    def seen_words(self) -> frozenset[str]:
+        """Every word of the given sources, titles and headings included: a name the claim puts where its quote
+        says "we" must be one the model read."""
+        return frozenset(word for chunk in self.given
+                         for word in words(f"{chunk.passage.title} {chunk.passage.heading} {chunk.text}"))
+
+
+NOT_ASKED: Final = Asking()
+
+
+@dataclass(frozen=True, kw_only=True)
+class QuoteContext:
+    """The words a quote is read with, apart from the quote itself."""
+
+    around: str
+    """Heading path, title, lead-ins, the rest of a quoted row, the sentences just before the quote."""
+    question: str
+
+    @cached_property
+    def text(self) -> str:
+        return f"{self.around}\n{self.question}"
+
+    @cached_property
+    def stems(self) -> frozenset[str]:
+        return frozenset(content_stems(self.text))
+
+    @cached_property
+    def word_forms(self) -> frozenset[str]:
+        """Its words, their stems and the parts of hyphenated or elided ones."""
+        found = set(words(self.text))
+        found |= {part for word in found for part in word.replace("'", "-").split("-") if part}
+        return frozenset(found | {stem(word) for word in found})
+
+    def names(self, name: str) -> bool:
+        """Does the context name this (a claim's capitalised word), in its form, its stem, or as the country of
+        a nationality?"""
+        forms = self.word_forms
+        if name in forms or stem(name) in forms:
+            return True
+        if any(country in forms for country in _DEMONYMS.get(name, ())):
+            return True
+        return len(name) > SHARED_PREFIX and any(_same_name(name, word) for word in forms)
+
+
+def _same_name(a: str, b: str) -> bool:
+    shorter = min(len(a), len(b))
+    shared = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        shared += 1
+    return shorter > SHARED_PREFIX and shared >= SHARED_PREFIX and shared * 4 >= shorter * 3
+
+
+def quote_context(chunk: RetrievedChunk, quoted: Sequence[Statement], asking: Asking) -> QuoteContext:
+    passage = chunk.passage
+    parts = [passage.title, passage.heading.replace(" > ", ". ")]
+    parts += [part for statement in quoted for part in (statement.context, statement.asked) if part]
+    parts += _rows(chunk.text, quoted)
+    parts += _before(chunk.text, quoted)
+    return QuoteContext(around="\n".join(plain(part) for part in parts if part), question=asking.question)
+
+
+def _rows(text: str, quoted: Iterable[Statement]) -> list[str]:
+    """A quoted table row whole: a cell is read in its row."""
+    return [text[s.start:s.end] for s in quoted if s.kind == "row"]
+
+
+def _before(text: str, quoted: Sequence[Statement]) -> list[str]:
+    """The sentences just before the quote in its paragraph or list (an item's earlier sentences, the items just
+    before it), and for a table row the sentence that leads into its table."""
+    if not quoted:
+        return []
+    first = quoted[0]
+    every = statements(text)
+    if first.kind == "row":
+        earlier = [s for s in every if s.end <= first.start and s.kind != "row"]
+        lead = text[earlier[-1].start:earlier[-1].end] if earlier else ""
+        return [lead] if lead.rstrip(" *_").endswith(":") else []
+    boundary = text.rfind("\n\n", 0, first.start)
+    earlier = [s for s in every if boundary < s.start and s.end <= first.start and s.kind in ("sentence", "item")]
+    return [text[s.start:s.end] for s in earlier[-PRECEDING_SENTENCES:]]

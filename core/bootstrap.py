@@ -230,6 +230,7 @@ def bootstrap(
         quotes_the_ranking=isinstance(model, ExtractiveModel),
         stale_after_days=config.stale_after_days,
         unverified_claims=config.unverified_claims,
+        organisation=tuple(config.organisation),
         followups=followups,
     )
     ingestor = (EmbeddingIngestor(engine, embedder, progress=progress, rules=config.source_rules()) if embedder

@@ -233,6 +233,9 @@ class SourcedConfig(BaseModel):
     sources: list[SourceRuleEntry] = Field(default_factory=list)
     stale_after_days: int = Field(default=STALE_AFTER_DAYS, ge=1)
     """A cited document last updated longer ago than this is said to be possibly out of date."""
+    organisation: list[str] = Field(default_factory=list)
+    """The names of the organisation the documents speak for as "we" ("Northwind Labs"): a claim may name it
+    where its quote says "we" or "our"."""
     unverified_claims: UnverifiedClaims = "drop"
     """A model's claim the guard cannot verify against its quote: `drop` it and answer with the claims left
     (refused when none is left, or those left do not answer; the audit names each dropped claim), or `refuse`

@@ -260,14 +260,15 @@ def unstated_reason(claim_text: str, anchor: Anchor, similarity: "_Similarity", 
     heading = anchor.chunk.passage.heading
     claim_proper, evidence_proper = _without_heading(claim_text, heading), _without_heading(anchor.evidence, heading)
     reason = _flipped_polarity(claim_proper, evidence_proper) or _flipped_bound(claim_proper, evidence_proper) \
-        or _flipped_modality(claim_proper, evidence_proper, inherited=_lead_in_modalities(anchor))
+        or _flipped_modality(claim_proper, evidence_proper, inherited=_lead_in_modalities(anchor),
+                             sentences=_quoted_sentences(anchor))
     if reason is not None:
         return reason
     for mix in (_moved_value, _mixed_rows, _question_in_place_of_quote):
         reason = mix(claim_text, anchor)
         if reason is not None:
             return reason
-    reason = _context_in_place_of_subject(claim_text, anchor, context)
+    reason = _swapped_subject(claim_text, anchor, context)
     if reason is not None:
         return reason
     if similarity.available and not _verbatim(claim_text, anchor.evidence) and similarity.value < SUPPORT_FLOOR:
@@ -351,12 +352,12 @@ def _missing_names(claim_text: str, anchor: Anchor, context: QuoteContext, organ
 
 
 def _organisation_names(claim_text: str, anchor: Anchor, asking: Asking) -> set[str]:
-    """The claim's names that stand where the quote says "we" or "our", when the model read them in its
-    sources: the organisation the documents speak for ("PostHog uses" for "we use")."""
+    """The claim's names that stand where the quote says "we" or "our", where the name of the organisation the
+    documents speak for shows (`Asking.organisation_words`): "PostHog uses" for "we use"."""
     standing = {word for claimed, quoted, _ in _replacements(claim_text, anchor.evidence)
                 if FIRST_PERSON & set(quoted) for word in claimed}
     return {name for name in _names(claim_text, anchor.chunk.text)
-            if name in standing and name.removesuffix("'s") in asking.seen_words}
+            if name in standing and name.removesuffix("'s") in asking.organisation_words}
 
 
 def _word_parts(text: str) -> set[str]:
@@ -450,15 +451,32 @@ def _flipped_bound(claim_text: str, evidence: str) -> str | None:
     return None
 
 
-def _flipped_modality(claim_text: str, evidence: str, *, inherited: set[facts.Modality]) -> str | None:
+def _flipped_modality(claim_text: str, evidence: str, *, inherited: set[facts.Modality], sentences: str
+                      ) -> str | None:
     """"may" where the quote says "must", or the reverse; a quote without a modal word of its own has its
-    lead-in's ("Customers must meet these criteria:" above "- The request is made within 30 days")."""
+    sentence's, or its lead-in's ("Customers must meet these criteria:" above "- The request is made within 30
+    days"). "may" for an instruction ("Submit it within 30 days.") is a flip too."""
     claimed = facts.modalities(claim_text)
     stated = set().union(*(facts.modalities(clause) for clause in _used_clauses(claim_text, evidence)))
-    stated = stated or (inherited if not facts.modalities(evidence) else set())
-    if claimed and stated and not claimed & stated:
+    stated = stated or facts.modalities(evidence) or facts.modalities(sentences) or inherited
+    if claimed - stated and stated - claimed:
         return f"modality changed: {sorted(claimed)} in the claim, {sorted(stated)} in the quote"
+    if "permission" in claimed and not stated and _instructs(sentences):
+        return "modality changed: ['permission'] in the claim, an instruction in the quote"
     return None
+
+
+def _quoted_sentences(anchor: Anchor) -> str:
+    """The whole statements the quote stands in, as read: a quoted fragment's modal word may be outside it."""
+    return "\n".join(plain(anchor.chunk.text[s.start:s.end]) for s in anchor.statements)
+
+
+def _instructs(evidence: str) -> bool:
+    """Does the quote open with an instruction ("Submit it within 30 days.")? Its first word is a verb: no
+    subject stands before a verb of the closed list, and the word is none a statement opens with."""
+    tokens = words(evidence)
+    return bool(tokens) and not _subject(tokens) and tokens[0] not in STOPWORDS | _REPLY_WORDS \
+        and not facts.quantities(tokens[0]) and tokens[0] not in _SUBJECT_VERBS
 
 
 def _lead_in_modalities(anchor: Anchor) -> set[facts.Modality]:
@@ -557,23 +575,44 @@ def _question_in_place_of_quote(claim_text: str, anchor: Anchor) -> str | None:
     return None
 
 
-def _context_in_place_of_subject(claim_text: str, anchor: Anchor, context: QuoteContext) -> str | None:
-    """The claim's subject taken from the quote's context where the quoted sentence states a subject of its own
-    that the claim leaves out: "Managers get 25 days" quoting "Employees get 25 days" after a sentence on
-    managers. Context says what "it" or "this" stands for, never whom a value belongs to instead."""
-    quoted = set(content_stems(anchor.evidence))
-    said = {stem(word) for word in words(claim_text)}
-    taken = {stem(word) for word in _claimed_subject(claim_text, "")
-             if word not in STOPWORDS and stem(word) in context.stems - quoted}
-    if not taken:
+def _swapped_subject(claim_text: str, anchor: Anchor, context: QuoteContext) -> str | None:
+    """The claim's subject is another one its source names outside the quoted sentences (in the chunk or the
+    quote's context), where the quote states a subject of its own that the claim leaves out: "Managers get 25
+    days" quoting "Employees get 25 days" after a sentence on managers, a table row's value given another row's
+    key. A word of the quoted sentence may become the subject ("Items can be returned" for "Customers may return
+    items"): words alone cannot tell a passive from a swap, and the overlap rules read those. Context
+    says what "it", "this" or "we" stand for, never whom a value belongs to instead; a claim's own word for the
+    subject, one its source never uses, is for the overlap and meaning rules to judge."""
+    claimed = {stem(word) for word in _claimed_subject(claim_text, "") if word not in STOPWORDS}
+    quoted = set(content_stems(_quoted_sentences(anchor)))
+    if not claimed or claimed & quoted or not claimed <= set(content_stems(f"{anchor.chunk.text}\n{context.text}")):
         return None
-    text = anchor.chunk.text
-    for statement in anchor.statements:
-        own = {stem(word) for word in _subject(words(plain(text[statement.start:statement.end])))
-               if word not in STOPWORDS | _REPLY_WORDS | _REFERRING}
-        if own and not own & said:
-            return f"the claim gives {sorted(taken)} of the context what the quote says of {sorted(own)}"
+    said = {stem(word) for word in words(claim_text)}
+    own = [subject for statement in anchor.statements for subject in _own_subjects(anchor, statement) if subject]
+    if own and not any(subject & said for subject in own):
+        return f"the claim gives {sorted(claimed)} what the quote says of {sorted(set().union(*own))}"
     return None
+
+
+def _own_subjects(anchor: Anchor, statement: Statement) -> list[set[str]]:
+    """What a quoted statement says something of: a table row's key cell; each clause's words before its first
+    verb ("Alcohol is not reimbursed, but meals are covered" is of alcohol and of meals; an instruction, a
+    fragment, a pronoun or "we" has none)."""
+    text = anchor.chunk.text
+    if statement.kind == "row":
+        cells = cell_spans(text, statement)
+        return [set(content_stems(plain(text[cells[0][0]:cells[0][1]])))] if cells else []
+    clauses = facts.clauses(plain(text[statement.start:statement.end]))
+    return [{stem(word) for word in _subject(words(clause)) or (_before_value(clause) if index else [])
+             if word not in STOPWORDS | _REPLY_WORDS | _REFERRING} for index, clause in enumerate(clauses)]
+
+
+def _before_value(clause: str) -> list[str]:
+    """A later clause that leaves its verb to the first ("..., and the lipid panel within 48 hours"): its
+    words before its value say whose value it is."""
+    tokens = words(clause)
+    at = next((index for index, token in enumerate(tokens) if facts.quantities(token)), None)
+    return tokens[:at] if at is not None else []
 
 
 def _asked_and_own(anchor: Anchor, statement: Statement) -> tuple[str, str, str]:
@@ -658,11 +697,11 @@ def _mixed_rows(claim_text: str, anchor: Anchor) -> str | None:
 
 
 class _Similarity:
-    """The claim's cosine to its anchor, read alone or after its context (the better of the two), computed once
-    and only when a rule needs it."""
+    """The claim's cosine to its anchor: the best of the quote's own words, the quote as read (a list item after
+    its lead-ins) and the quote after its context; computed once and only when a rule needs it."""
 
     def __init__(self, claim_text: str, anchor: Anchor, embedder: Embedder | None, context: QuoteContext) -> None:
-        self._texts = (claim_text, anchor.evidence, f"{context.around}\n{anchor.evidence}")
+        self._texts = (claim_text, plain(anchor.text), anchor.evidence, f"{context.around}\n{anchor.evidence}")
         self._embedder = embedder
         self._value: float | None = None
 

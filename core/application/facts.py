@@ -43,8 +43,8 @@ _DIRECTIONS: Final[tuple[tuple[Direction, str], ...]] = (
     ("more", r"no less than|not less than|no fewer than|no shorter than|at least|a minimum of|minimum of|"
              r"minimum|more than|over|above|exceeds?|exceeding|in excess of|greater than|or more|higher than|"
              r"longer than|beyond"),
-    ("before", r"no later than|before|prior to|ahead of|in advance|earlier than"),
-    ("after", r"no earlier than|after|following|later than"),
+    ("before", r"no later than|before|prior to|ahead of|in advance|earlier than|beforehand"),
+    ("after", r"no earlier than|after|following|later than|afterwards?|thereafter"),
 )
 _OPPOSITE: Final[dict[Direction, Direction]] = {"less": "more", "more": "less", "before": "after",
                                                "after": "before"}
@@ -61,7 +61,8 @@ _MODALITIES: Final[tuple[tuple[Modality, str], ...]] = (
     ("obligation", r"must|shall|required|requires?|ha(?:ve|s) to|needs? to|mandatory|obliged|obligatory|"
                    r"compulsory"),
     ("recommendation", r"should|recommended|encouraged|ought"),
-    ("permission", r"may(?!\s+\d)|can|could|allowed|permitted|optional|eligible|entitled"),
+    ("permission", r"may(?!\s+\d)|can|could|allowed|permitted|optional|eligible|entitled|(?:the )?ability to|"
+                   r"able to"),
 )
 _MODALITY: Final = re.compile(r"\b(?:" + "|".join(f"(?P<{m}>{p})" for m, p in _MODALITIES) + r")\b",
                               re.IGNORECASE)

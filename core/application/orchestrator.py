@@ -180,6 +180,7 @@ class Orchestrator:
         answerability_gate: AnswerabilityGate = "before_model",
         quotes_the_ranking: bool = False,
         unverified_claims: UnverifiedClaims = "drop",
+        organisation: tuple[str, ...] = (),
         stale_after_days: int = STALE_AFTER_DAYS,
         followups: FollowUps | None = None,
     ) -> None:
@@ -202,6 +203,7 @@ class Orchestrator:
         self._support = support
         self._gate = answerability_gate
         self._unverified_claims = unverified_claims
+        self._organisation = organisation  # who the documents' "we" is: a claim may name it in its place
         self._quotes_the_ranking = quotes_the_ranking  # the extractive model: its quote is the ranker's choice
         self._stale_after_days = stale_after_days
         self._followups = followups or OfflineFollowUps()
@@ -433,7 +435,7 @@ class Orchestrator:
         question (the reader); the claim then cites the chunk its quote stands in, and the audit records where.
         A later claim the guard cannot verify is dropped when the policy says so (the audit's detail names it)."""
         by_id = {chunk.chunk_id: chunk for chunk in usable}
-        asking = Asking(question=question, given=usable)
+        asking = Asking(question=question, given=usable, organisation=self._organisation)
         markers: dict[str, Citation] = {}
         claims: list[Claim] = []
         quotes: list[QuoteAnchor] = []

@@ -24,8 +24,11 @@ from core.text import content_stems, stem, words
 PRECEDING_SENTENCES: Final = 2
 """How many sentences (or list items) before the quote, in its paragraph or list, it is read after."""
 SHARED_PREFIX: Final = 4
-"""A name and a context word that open alike over this many letters, and over three quarters of the shorter,
-are one name in two forms ("German" under "Germany", "Italian" under "Italy")."""
+"""A nationality and a context word that open alike over this many letters, and over three quarters of the
+shorter, are one name in two forms ("German" under "Germany", "Italian" under "Italy")."""
+_NATIONALITY: Final = ("an", "ese", "ish", "ic", "i")
+"""How an adjective of nationality ends: only such a word is matched by its opening letters."""
+
 _DEMONYMS: Final = {
     "dutch": ("netherlands", "holland"), "british": ("uk", "britain", "kingdom"), "english": ("england",),
     "french": ("france",), "spanish": ("spain",), "swiss": ("switzerland",), "irish": ("ireland",),
@@ -42,18 +45,20 @@ FIRST_PERSON: Final = frozenset({"we", "our", "us", "ours", "ourselves"})
 
 @dataclass(frozen=True, kw_only=True)
 class Asking:
-    """What a claim is read with besides its cited chunks: the asker's question, and every source the model was
-    given (where it saw the name of the organisation its documents call "we")."""
+    """What a claim is read with besides its cited chunks: the asker's question, every source the model was given,
+    and the names of the organisation the documents call "we" (`organisation` in `sourced.yml`)."""
 
     question: str = ""
     given: Sequence[RetrievedChunk] = ()
+    organisation: tuple[str, ...] = ()
 
     @cached_property
-    def seen_words(self) -> frozenset[str]:
-        """Every word of the given sources, titles and headings included: a name the claim puts where its quote
-        says "we" must be one the model read."""
-        return frozenset(word for chunk in self.given
-                         for word in words(f"{chunk.passage.title} {chunk.passage.heading} {chunk.text}"))
+    def organisation_words(self) -> frozenset[str]:
+        """Where a name the claim puts for "we" may come from: the configured names of the organisation, the
+        titles and headings of the given sources, and the question. A vendor the passages name (however often)
+        is not "we"."""
+        labels = " ".join(f"{chunk.passage.title} {chunk.passage.heading}" for chunk in self.given)
+        return frozenset(words(" ".join((*self.organisation, labels, self.question))))
 
 
 NOT_ASKED: Final = Asking()
@@ -90,7 +95,7 @@ class QuoteContext:
             return True
         if any(country in forms for country in _DEMONYMS.get(name, ())):
             return True
-        return len(name) > SHARED_PREFIX and any(_same_name(name, word) for word in forms)
+        return name.endswith(_NATIONALITY) and any(_same_name(name, word) for word in forms)
 
 
 def _same_name(a: str, b: str) -> bool:

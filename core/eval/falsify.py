@@ -125,11 +125,11 @@ def _condition(text: str, quote: str, source: Source) -> str | None:
     """The claim with "only if" and a clause made of another sentence of its source: one the quote is not part
     of, most of whose words the claim does not say."""
     said = set(content_stems(text)) | set(content_stems(quote))
-    plain = clean(source.text)
-    for begin, end in reading.sentence_spans(plain):
-        sentence = plain[begin:end].strip().rstrip(".!?:;")
+    for statement in reading.statements(source.text):
+        sentence = clean(source.text[statement.start:statement.end]).rstrip(".!?:;")
         own = set(content_stems(sentence))
-        if "|" in sentence or len(sentence.split()) < _CONDITION_WORDS or len(own - said) * 2 < len(own):
+        if statement.kind not in ("sentence", "item") or len(sentence.split()) < _CONDITION_WORDS \
+                or len(own - said) * 2 < len(own):
             continue
         added = " ".join(sentence.split()[:_ADDED_WORDS])
         return f"{text.rstrip('.!? ')}, only if {added[0].lower()}{added[1:]}."

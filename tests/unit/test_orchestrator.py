@@ -7,7 +7,7 @@ from typing import Any, Final
 import pytest
 
 from core.application import refusals
-from core.application.orchestrator import AnswerabilityGate, Orchestrator, Question
+from core.application.orchestrator import AnswerabilityGate, Orchestrator, Question, UnverifiedClaims
 from core.application.ports import VerificationRequest
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
@@ -54,7 +54,8 @@ def envelope(**overrides: Any) -> str:
 class Harness:
     def __init__(self, *, chunks: list[StoredChunk] | None = None, model: ScriptedModel | None = None,
                  audit: Any = None, audit_mode: str = "best_effort", gaps: tuple[KnownGap, ...] = (),
-                 answers: bool = True, gate: AnswerabilityGate = "before_model") -> None:
+                 answers: bool = True, gate: AnswerabilityGate = "before_model",
+                 unverified_claims: UnverifiedClaims = "drop") -> None:
         self.index = FakeIndex(chunks if chunks is not None else [REFUNDS, SALARIES])
         self.model = model or ScriptedModel(envelope())
         self.audit = audit or MemoryAudit()
@@ -65,6 +66,7 @@ class Harness:
             router=OwnerRouter(known_gaps=gaps, default_owner="#help-desk"),
             answerability=answerability(answers=answers),  # the decision itself: test_answerability_*
             answerability_gate=gate,
+            unverified_claims=unverified_claims,
         )
 
     def ask(self, text: str, principal: Principal = STAFF) -> Any:
@@ -573,3 +575,35 @@ def test_a_question_with_invisible_marks_is_answered_as_without_them() -> None:
     marked = Harness().ask("how many\u200b days for a re\u00adfund?\u200f")
     assert marked.kind == plain.kind != "invalid_query"
     assert marked.text == plain.text
+
+
+TRUE_CLAIM: Final = {"text": "Customers may return items within 30 days of delivery.", "chunk_ids": ["CHK-001"],
+                     "quote": "Customers may return items within 30 days of delivery"}
+FALSE_CLAIM: Final = {"text": "Customers may return items within 90 days of delivery.", "chunk_ids": ["CHK-001"],
+                      "quote": "Customers may return items within 30 days of delivery"}
+
+
+def test_a_later_claim_the_guard_cannot_verify_is_dropped_and_named_in_the_audit() -> None:
+    harness = Harness(model=ScriptedModel(envelope(claims=[TRUE_CLAIM, FALSE_CLAIM])))
+
+    outcome = harness.ask(REFUND_QUESTION)
+
+    assert isinstance(outcome, Answered)
+    assert [claim.text for claim in outcome.claims] == [TRUE_CLAIM["text"]]
+    assert "90" not in outcome.text
+    [record] = harness.audit.records
+    assert record.kind == "answered" and record.detail is not None
+    assert record.detail.startswith("dropped claim 2: numbers not in the quote")
+    assert [anchor.claim for anchor in record.quotes] == [1]
+
+
+def test_a_first_claim_the_guard_cannot_verify_refuses_the_answer_whatever_follows() -> None:
+    harness = Harness(model=ScriptedModel(envelope(claims=[FALSE_CLAIM, TRUE_CLAIM])))
+    assert refused_kind(harness) == "unsupported_claim"
+    assert harness.audit.records[-1].detail is not None
+    assert harness.audit.records[-1].detail.startswith("claim 1: numbers not in the quote")
+
+
+def test_refusing_unverified_claims_refuses_the_answer_whole() -> None:
+    harness = Harness(model=ScriptedModel(envelope(claims=[TRUE_CLAIM, FALSE_CLAIM])), unverified_claims="refuse")
+    assert refused_kind(harness) == "unsupported_claim"

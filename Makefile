@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh clone:
-#   make run    create .venv, install, ingest the example handbook, answer example questions
-#               (starts the Slack bot instead when Slack tokens are in the environment or .env)
+#   make run    create .venv, install, ingest the example handbook into its own sourced-demo.db (never your
+#               sourced.db), answer example questions (starts the Slack bot instead when both Slack tokens are in
+#               the environment or .env; names the missing one when only one is)
 #   make check  create .venv, install with dev tools, run ruff, mypy (strict on core/) and the tests, then the
 #               pip path: the built wheel installed into a fresh venv answers outside the clone (.ci/pip-path)
 PYTHON ?= python3
@@ -54,4 +55,4 @@ reader: $(TRAIN_VENV)/.installed
 	$(TRAIN_VENV)/bin/python -m benchmarks.fit_answerability --variants semantic+reader lexical+reader --write
 
 clean:
-	rm -rf $(VENV) sourced.db sourced.db-wal sourced.db-shm
+	rm -rf $(VENV) sourced.db sourced.db-wal sourced.db-shm sourced-demo.db sourced-demo.db-wal sourced-demo.db-shm

@@ -129,5 +129,20 @@ def links(path: Path) -> list[tuple[int, str]]:
             if not re.match(r"^[a-z][a-z0-9+.-]*:", target)]
 
 
+def code_texts(path: Path) -> Iterator[tuple[int, str]]:
+    """Every `code` span of the prose and every command of the fenced blocks (a line continued with a trailing
+    backslash joined to the next), with its line number: where the docs write a command."""
+    for number, line in _prose_lines(path):
+        for span in _CODE.findall(line):
+            yield number, span
+    for block in blocks(path):
+        pending = ""
+        for offset, line in enumerate(block.code.splitlines(), start=1):
+            pending += line.removesuffix("\\") + " " if line.endswith("\\") else line
+            if not line.endswith("\\"):
+                yield block.line + offset, pending
+                pending = ""
+
+
 def prose(path: Path) -> str:
     return "\n".join(line for _, line in _prose_lines(path))

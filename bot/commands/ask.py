@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.console import Console
 
-from bot.commands.common import add_config_option, application, operator_principal
+from bot.commands.common import add_config_option, add_demo_option, application, operator_principal
 from core.application.orchestrator import Question, answerability_note
 from core.application.presenting import outcome_as_dict
 from core.domain import Audience, Outcome
@@ -23,6 +23,7 @@ def register(subparsers: Any) -> None:
                              "the address, its domain and its groups (as a Slack user with a verified e-mail)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_config_option(parser)
+    add_demo_option(parser)
     parser.set_defaults(run=run)
 
 

@@ -1,4 +1,5 @@
-"""What several commands share: the `--config` option and building the application from it."""
+"""What several commands share: the `--config` option and building the application from it, and the demo's own
+database."""
 
 import argparse
 from importlib import resources
@@ -8,10 +9,16 @@ from typing import Final
 from rich.console import Console
 
 from core.bootstrap import Sourced, bootstrap
+from core.config import Settings
 from core.domain import EVERYONE, Principal
 
 EXAMPLES = Path(str(resources.files("bot") / "examples"))
 """The Northwind Labs example handbook and its `sourced.yml`: package data, so a pip install has them too."""
+DEMO_DATABASE: Final = "sourced-demo.db"
+"""The demo's own SQLite file, in the working folder: `sourced demo` (and `make run` without Slack tokens) loads
+the example handbook here, never into `SOURCED_DATABASE_URL`, so it cannot replace a knowledge base someone
+ingested; `sourced ask --demo` asks it."""
+DEMO_CONFIG: Final = EXAMPLES / "sourced.yml"
 PIPE_WIDTH: Final = 120
 
 
@@ -20,8 +27,26 @@ def add_config_option(parser: argparse.ArgumentParser) -> None:
                         help="sourced.yml (default: $SOURCED_CONFIG, else ./sourced.yml)")
 
 
+def add_demo_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--demo", action="store_true",
+                        help=f"use the demo's example handbook ({DEMO_DATABASE}, filled by `sourced demo`, with the "
+                             "handbook's sourced.yml) instead of your database and configuration")
+
+
 def application(args: argparse.Namespace, *, progress: bool = True) -> Sourced:
+    if getattr(args, "demo", False):
+        return demo_application(progress=progress)
     return bootstrap(config_file=args.config, progress=progress)
+
+
+def demo_application(*, progress: bool = True) -> Sourced:
+    """The example handbook's application: its `sourced.yml` and the demo's own database, whatever
+    `SOURCED_DATABASE_URL` and `SOURCED_CONFIG` say (the other settings, the model and embedder, still apply)."""
+    return bootstrap(demo_settings(), config_file=DEMO_CONFIG, progress=progress)
+
+
+def demo_settings() -> Settings:
+    return Settings(database_url=f"sqlite:///{DEMO_DATABASE}")
 
 
 def operator_principal(roles: str, *, guest: bool, user: str, sources: frozenset[str] = frozenset()) -> Principal:

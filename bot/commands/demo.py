@@ -1,4 +1,6 @@
-"""`sourced demo`: ingest the bundled example handbook and answer a few questions, refusals included."""
+"""`sourced demo`: ingest the bundled example handbook and answer a few questions, refusals included. The demo
+has a database of its own (`DEMO_DATABASE` in the working folder): it never touches a knowledge base someone
+ingested."""
 
 import argparse
 from dataclasses import dataclass
@@ -7,9 +9,8 @@ from typing import Any
 from rich.console import Console
 
 from bot.commands.ask import print_outcome
-from bot.commands.common import EXAMPLES, operator_principal
+from bot.commands.common import DEMO_DATABASE, EXAMPLES, demo_application, operator_principal
 from core.application.orchestrator import Question
-from core.bootstrap import bootstrap
 from core.domain import Audience
 
 
@@ -36,14 +37,15 @@ EXAMPLE_QUESTIONS = (
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("demo", help="ingest the example handbook and ask example questions")
+    parser = subparsers.add_parser("demo", help=f"ingest the example handbook into a database of its own "
+                                                f"({DEMO_DATABASE}) and ask example questions")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     console = Console()
-    sourced = bootstrap(config_file=EXAMPLES / "sourced.yml")
-    console.rule(f"Ingesting the example handbook ({EXAMPLES / 'handbook'})")
+    sourced = demo_application()
+    console.rule(f"Ingesting the example handbook ({EXAMPLES / 'handbook'}) into {DEMO_DATABASE}")
     report = sourced.ingestor.ingest(EXAMPLES / "handbook")
     console.print(report.summary(), markup=False)
     for example in EXAMPLE_QUESTIONS:
@@ -52,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
         print_outcome(console, sourced.orchestrator.ask(
             Question(text=example.question, principal=principal, audience=Audience.only(principal))))
     console.rule("Ask your own")
-    config = EXAMPLES / "sourced.yml"
-    console.print(f'  sourced ask "how do I report a lost laptop?" --config {config}\n'
-                  f'  sourced ask "salary band for a staff engineer" --roles hr --json --config {config}',
-                  markup=False, highlight=False)
+    console.print('  sourced ask "how do I report a lost laptop?" --demo\n'
+                  '  sourced ask "salary band for a staff engineer" --roles hr --json --demo\n'
+                  f'The handbook is in {DEMO_DATABASE}, apart from your own documents: `sourced ingest FOLDER` '
+                  'fills sourced.db (or SOURCED_DATABASE_URL).', markup=False, highlight=False)
     return 1 if report.errors else 0

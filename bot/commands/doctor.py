@@ -24,7 +24,7 @@ from sqlalchemy import Engine, func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from bot.commands.common import add_config_option
+from bot.commands.common import DEMO_CONFIG, DEMO_DATABASE, add_config_option, add_demo_option, demo_settings
 from bot.settings import SlackSettings, SlackSettingsError, load_slack_settings
 from bot.slack_client import BotIdentity, verify_bot_token, web_client
 from core.application.answerability import shipped_model
@@ -200,7 +200,8 @@ def index(patient: Patient) -> Check | None:
         last = connection.execute(select(func.max(DocumentRow.ingested_at))).scalar_one()
     facts = {"documents": documents, "chunks": chunks, "last_ingest": last.isoformat() if last else None}
     if not chunks:
-        return error("index", "empty", "`sourced ingest PATH` (or `sourced demo` for the example handbook)", **facts)
+        return error("index", "empty", f"`sourced ingest PATH` (the demo keeps the example handbook apart, in "
+                                       f"{DEMO_DATABASE}: `sourced doctor --demo`)", **facts)
     return ok("index", f"{documents} documents, {chunks} chunks, last ingest {last:%Y-%m-%d %H:%M} UTC", **facts)
 
 
@@ -502,6 +503,7 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("doctor", help="say what is running and what is wrong, with the fix")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_config_option(parser)
+    add_demo_option(parser)
     parser.set_defaults(run=run)
 
 
@@ -511,7 +513,8 @@ def run(args: argparse.Namespace) -> int:
     except SlackSettingsError as failure:
         checks = [error("slack settings", str(failure))]
     else:
-        checks = diagnose(Settings(), slack, config_file=args.config)
+        checks = (diagnose(demo_settings(), slack, config_file=DEMO_CONFIG) if args.demo
+                  else diagnose(Settings(), slack, config_file=args.config))
     healthy = all(check.status != "error" for check in checks)
     if args.json:
         print(json.dumps({"ok": healthy, "checks": [asdict(check) for check in checks]}, indent=2, default=str))

@@ -1,5 +1,8 @@
 """`sourced ingest PATH`: load a knowledge-base folder into the index, incrementally; `--dry-run` shows what
-each file would become (id, title, owner, audience, format) and what could not be read, and stores nothing."""
+each file would become (id, title, owner, audience, format) and what could not be read, and stores nothing.
+
+An ingest that would remove more than half of the indexed documents, or all of them (an empty or unmounted
+folder, a folder of types Sourced does not read), stops and changes nothing unless `--allow-removal` is given."""
 
 import argparse
 import sys
@@ -11,8 +14,11 @@ from rich.table import Table
 
 from bot.commands.common import add_config_option, application
 from core.config import Settings, config_path, load_config
+from core.retrieval.ingest import plural
 from core.retrieval.knowledge_base import LoadResult, load_knowledge_base
 from core.storage.locks import IngestBusy
+
+ALLOW_REMOVAL = "--allow-removal"
 
 
 def register(subparsers: Any) -> None:
@@ -22,6 +28,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("path", type=Path)
     parser.add_argument("--dry-run", action="store_true",
                         help="print what each file would be ingested as, and what cannot be read; store nothing")
+    parser.add_argument(ALLOW_REMOVAL, action="store_true",
+                        help="go ahead even when the folder would remove more than half of the indexed documents "
+                             "(or all of them, when it yields none); without it such an ingest changes nothing")
     add_config_option(parser)
     parser.set_defaults(run=run)
 
@@ -34,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         rules = load_config(config_path(args.config, Settings())).source_rules()
         return _dry_run(load_knowledge_base(args.path, rules=rules))
     try:
-        report = application(args).ingestor.ingest(args.path)
+        report = application(args).ingestor.ingest(args.path, guard_removal=not args.allow_removal)
     except IngestBusy as error:
         print(f"sourced ingest: {error}", file=sys.stderr)
         return 1
@@ -46,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {warning.path}: {warning.reason}", file=sys.stderr)
     for note in report.notes:
         print(f"warning: {note}", file=sys.stderr)
+    if report.held is not None:
+        print(f"sourced ingest: {report.held}; if that is what you want, run it again with {ALLOW_REMOVAL}",
+              file=sys.stderr)
+        return 1
     print(report.summary())
     return 1 if report.errors else 0
 
@@ -69,6 +82,6 @@ def _dry_run(loaded: LoadResult) -> int:
             errors.print(f"warning: {document.path}: {warning}", markup=False, highlight=False)
     for note in loaded.notes():
         errors.print(f"warning: {note}", markup=False, highlight=False)
-    print(f"{len(loaded.documents)} documents would be ingested; {len(loaded.errors)} "
-          f"{'file' if len(loaded.errors) == 1 else 'files'} could not be read; nothing was stored")
+    print(f"{plural(len(loaded.documents), 'document')} would be ingested; {plural(len(loaded.errors), 'file')} "
+          f"could not be read; nothing was stored")
     return 1 if loaded.errors else 0

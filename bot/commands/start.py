@@ -1,15 +1,17 @@
-"""`sourced start`: what `make run` does. The Slack bot when Slack tokens are set, else the local demo."""
+"""`sourced start`: what `make run` does. The Slack bot when both Slack tokens are set, the local demo (in its own
+database) when neither is, and a line naming the missing one when only one is: running the demo then would
+only hide the typo."""
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from bot.commands import demo, serve
-from bot.commands.common import EXAMPLES
+from bot.commands.common import DEMO_DATABASE, EXAMPLES, demo_application
 from bot.settings import SlackSettingsError, load_slack_settings
-from core.bootstrap import bootstrap, build_index
+from core.bootstrap import build_index
 from core.config import Settings, config_path
+from core.storage import make_engine, migrate
 
 SLACK_HINT = """\
 To use Sourced in Slack: create an app at api.slack.com/apps "From an app manifest" with manifest.yml,
@@ -18,7 +20,8 @@ in the environment or in .env and run `make run` again; `sourced doctor` says wh
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("start", help="the Slack bot when tokens are set, else the local demo")
+    parser = subparsers.add_parser("start", help="the Slack bot when both Slack tokens are set, else the local "
+                                                 "demo (which has a database of its own)")
     parser.set_defaults(run=run)
 
 
@@ -29,23 +32,39 @@ def run(args: argparse.Namespace) -> int:
         print(f"sourced start: {error}", file=sys.stderr)
         return 2
     if slack.has_socket_mode_tokens:
-        return serve.run(argparse.Namespace(http=False, config=first_run_config()))
+        return serve.run(first_run_args())
+    if slack.bot_token is not None or slack.app_token is not None:
+        present, require = (("SLACK_BOT_TOKEN", slack.require_app_token) if slack.bot_token is not None
+                            else ("SLACK_APP_TOKEN", slack.require_bot_token))
+        try:
+            require()
+        except SlackSettingsError as error:
+            print(f"sourced start: {error} ({present} is set; Socket Mode needs both)", file=sys.stderr)
+        return 2
     code = demo.run(args)
     print()
     print(SLACK_HINT)
     return code
 
 
-def first_run_config() -> Path | None:
-    """Your `sourced.yml` when there is one (or `SOURCED_CONFIG`). Without one, the example handbook's
-    configuration, and the handbook itself when nothing is ingested yet, so the first command gives a bot
-    that can answer something."""
+def first_run_args() -> argparse.Namespace:
+    """What the bot serves on a first run. Your `sourced.yml` when there is one (or `SOURCED_CONFIG`), with your
+    database. Without one: your database with the example handbook's configuration when it holds documents, and
+    when it holds none the demo's own database with the handbook in it, so the first command gives a bot that
+    can answer something without writing the handbook into the database your own documents go to."""
     if config_path(None, Settings()) is not None:
-        return None
-    config = EXAMPLES / "sourced.yml"
-    sourced = bootstrap(config_file=config, progress=False)
-    if build_index(sourced.engine, None).chunk_count() == 0:
-        print(f"Nothing ingested yet: loading the example handbook ({EXAMPLES / 'handbook'}).", file=sys.stderr)
-        sourced.ingestor.ingest(EXAMPLES / "handbook")
+        return argparse.Namespace(http=False, config=None)
+    engine = make_engine(Settings().database_url)
+    try:
+        migrate(engine)
+        empty = build_index(engine, None).chunk_count() == 0
+    finally:
+        engine.dispose()
+    if not empty:
+        return argparse.Namespace(http=False, config=EXAMPLES / "sourced.yml")
+    print(f"Nothing ingested yet: the bot answers from the example handbook ({EXAMPLES / 'handbook'}), kept in "
+          f"{DEMO_DATABASE}, until you run `sourced ingest FOLDER` and start it again.", file=sys.stderr)
+    sourced = demo_application(progress=False)
+    sourced.ingestor.ingest(EXAMPLES / "handbook")
     sourced.engine.dispose()
-    return config
+    return argparse.Namespace(http=False, config=None, demo=True)

@@ -324,9 +324,9 @@ class EmbeddingIngestor(Ingestor):
         self.last_embedded += len(fresh)
         return lambda connection: store_vectors(connection, model=self.embedder.model_id, vectors=vectors)
 
-    def ingest(self, root: Path) -> IngestReport:
+    def ingest(self, root: Path, *, guard_removal: bool = False) -> IngestReport:
         self.last_embedded = 0
-        return super().ingest(root)
+        return super().ingest(root, guard_removal=guard_removal)
 
     def _finish(self) -> None:
         with self._embedding_bar() as progress:

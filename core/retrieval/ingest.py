@@ -13,13 +13,19 @@ reported with its file and line, so the page's owner can take it out; the pipeli
 A file that no longer loads (say, a typo in its front matter) is reported and its document removed: it
 fails closed, because the broken edit may have been the one that restricted its audience.
 
+Nothing is removed in bulk without being asked: with `guard_removal`, an ingestion that would remove more than
+half of the folder's indexed documents, or all of them because the folder yields none (an unmounted share, a
+folder of legacy `.doc` files), stops before writing anything and says so (`RemovalHeld`); the command line
+asks for `--allow-removal` to go ahead. While it is held, a file that no longer loads keeps its previous
+version: the operator is there, reading the file's error.
+
 Every transaction starts with a write, so on SQLite it waits for the lock (the bot may be writing audit
 records meanwhile) instead of failing when a read transaction cannot be upgraded.
 """
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -66,6 +72,33 @@ class InstructionLine:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RemovalHeld:
+    """An ingestion stopped before it removed most of the index: what it would have removed, of how many."""
+
+    would_remove: tuple[str, ...]
+    indexed: int
+    """The folder's documents in the index (a connector's are never the folder's)."""
+    found: int
+    """The documents the folder yields."""
+
+    def __str__(self) -> str:
+        found = "no document" if self.found == 0 else plural(self.found, "document")
+        return (f"stopped: the folder yields {found} and ingesting it would remove "
+                f"{len(self.would_remove)} of the {plural(self.indexed, 'document')} in the index; "
+                f"nothing was changed")
+
+
+def held_removal(stored: int, found: int, would_remove: int) -> bool:
+    """Most of a non-empty index going: every document (the folder yields none) or more than half of them. A few
+    documents going in a large index is an ordinary edit, and goes ahead."""
+    return would_remove > 0 and (found == 0 or 2 * would_remove > stored)
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+@dataclass(frozen=True, kw_only=True)
 class IngestReport:
     """What one ingestion did, by document id. `changed_chunk_ids` (new or different text) and
     `removed_chunk_ids` are what a later embedding index has to recompute or forget."""
@@ -83,14 +116,18 @@ class IngestReport:
     """What is said once per ingest (the front-matter keys of other tools that were ignored)."""
     changed_chunk_ids: tuple[str, ...] = ()
     removed_chunk_ids: tuple[str, ...] = ()
+    held: RemovalHeld | None = None
+    """Set when the ingestion stopped rather than remove most of the index: nothing was written."""
 
     def summary(self) -> str:
         """One line for the console and the logs."""
+        if self.held is not None:
+            return str(self.held)
         documents = len(self.added) + len(self.updated) + len(self.unchanged)
-        line = (f"{documents} documents: {len(self.added)} added, {len(self.updated)} updated, "
-                f"{len(self.unchanged)} unchanged, {len(self.removed)} removed; {self.chunks} chunks")
+        line = (f"{plural(documents, 'document')}: {len(self.added)} added, {len(self.updated)} updated, "
+                f"{len(self.unchanged)} unchanged, {len(self.removed)} removed; {plural(self.chunks, 'chunk')}")
         if self.errors:
-            line += f"; {len(self.errors)} {'file' if len(self.errors) == 1 else 'files'} failed"
+            line += f"; {plural(len(self.errors), 'file')} failed"
         if self.instructions:
             count = len(self.instructions)
             line += f"; {count} {'line' if count == 1 else 'lines'} addressed to AI assistants"
@@ -172,11 +209,14 @@ class Ingestor:
         self._now = now
         self._full_text = supports_full_text(engine.dialect.name)
 
-    def ingest(self, root: Path) -> IngestReport:
+    def ingest(self, root: Path, *, guard_removal: bool = False) -> IngestReport:
         """Load `root` and bring the stored documents, chunks, roles and full-text rows in line with it. The
-        documents of connectors are not the folder's: they stay."""
+        documents of connectors are not the folder's: they stay. With `guard_removal`, an ingestion that would
+        remove most of the folder's indexed documents writes nothing and returns a report whose `held` says so."""
         with ingest_lock(self._engine):
-            report = self._ingest(root)
+            report = self._ingest(root, guard_removal=guard_removal)
+            if report.held is not None:
+                return report
             self._finish()
             if report.added or report.updated or report.removed:
                 refresh_statistics(self._engine)
@@ -208,13 +248,17 @@ class Ingestor:
                                    audience=frozenset(roles.get(doc_id, ())))
                 for doc_id, version in rows}
 
-    def _ingest(self, root: Path) -> IngestReport:
+    def _ingest(self, root: Path, *, guard_removal: bool) -> IngestReport:
         loaded = self.load(root)
         stored = self._stored(origin=None)
         tally = _Tally(errors=list(loaded.errors), notes=list(loaded.notes()),
                        instructions=[line for document in loaded.documents for line in _instructions(document)],
                        warnings=[LoadError(path=document.path, reason=warning) for document in loaded.documents
                                  for warning in document.warnings])
+        going = tuple(sorted(stored.keys() - {document.doc_id for document in loaded.documents}))
+        if guard_removal and held_removal(len(stored), len(loaded.documents), len(going)):
+            held = RemovalHeld(would_remove=going, indexed=len(stored), found=len(loaded.documents))
+            return replace(tally.report(chunks=count_rows(self._engine, ChunkRow)), held=held)
         with self._progress_bar(len(loaded.documents), "storing") as advance:
             for document in loaded.documents:
                 self._ingest_document(document, stored.get(document.doc_id), tally)

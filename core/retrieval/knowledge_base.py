@@ -125,6 +125,9 @@ class LoadError:
 class LoadResult:
     documents: tuple[SourceDocument, ...]
     errors: tuple[LoadError, ...]
+    skipped: tuple[tuple[str, int], ...] = ()
+    """Files of types Sourced does not read (a legacy `.doc`, a spreadsheet), by suffix, most first; hidden files
+    and folders (`.git`, `.DS_Store`) are not counted."""
 
     @property
     def ignored_keys(self) -> Counter[str]:
@@ -133,11 +136,30 @@ class LoadResult:
 
     def notes(self) -> tuple[str, ...]:
         """What an operator is told once per ingest, beside the files' own warnings."""
-        if not self.ignored_keys:
-            return ()
-        keys = ", ".join(f"{key} ({count} {'file' if count == 1 else 'files'})"
-                         for key, count in sorted(self.ignored_keys.items()))
-        return (f"front-matter keys that are not Sourced's were ignored: {keys}",)
+        notes: list[str] = []
+        if self.skipped:
+            notes.append(skipped_line(self.skipped))
+        if self.ignored_keys:
+            keys = ", ".join(f"{key} ({count} {'file' if count == 1 else 'files'})"
+                             for key, count in sorted(self.ignored_keys.items()))
+            notes.append(f"front-matter keys that are not Sourced's were ignored: {keys}")
+        return tuple(notes)
+
+
+SKIPPED_TYPES_SHOWN: Final = 8
+"""Types named in the skipped line; past this, how many more there are."""
+
+
+def skipped_line(skipped: Sequence[tuple[str, int]]) -> str:
+    """One line for the files left unread: `skipped 3 files of types Sourced does not read: .doc (2), .xlsx (1)`.
+    A folder of legacy Word files or spreadsheets otherwise ingests as nothing, with no hint why."""
+    total = sum(count for _, count in skipped)
+    kinds = "a type" if len(skipped) == 1 else "types"
+    named = ", ".join(f"{suffix} ({count})" for suffix, count in skipped[:SKIPPED_TYPES_SHOWN])
+    more = len(skipped) - SKIPPED_TYPES_SHOWN
+    if more > 0:
+        named += f" and {more} more {'type' if more == 1 else 'types'}"
+    return f"skipped {total} {'file' if total == 1 else 'files'} of {kinds} Sourced does not read: {named}"
 
 
 class FrontMatter(BaseModel):
@@ -204,11 +226,28 @@ def load_knowledge_base(root: Path, *, rules: Sequence[SourceRule] = (),
             continue
         seen[document.doc_id] = relative
         documents.append(document)
-    return LoadResult(documents=_with_supersession(_with_resolved_links(documents)), errors=tuple(errors))
+    return LoadResult(documents=_with_supersession(_with_resolved_links(documents)), errors=tuple(errors),
+                      skipped=skipped_types(root))
 
 
 def count_source_files(root: Path) -> int:
     return len(_source_files(root))
+
+
+NO_SUFFIX: Final = "(no extension)"
+
+
+def skipped_types(root: Path) -> tuple[tuple[str, int], ...]:
+    """The files under `root` whose type Sourced does not read, counted by suffix (most first, then by name).
+    Hidden files and anything in a hidden folder are left out: they are a tool's, not a document."""
+    counts: Counter[str] = Counter()
+    for path in root.rglob("*"):
+        relative = path.relative_to(root)
+        if any(part.startswith(".") for part in relative.parts) or path.suffix.lower() in SUFFIXES:
+            continue
+        if path.is_file():
+            counts[path.suffix.lower() or NO_SUFFIX] += 1
+    return tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
 def _source_files(root: Path) -> list[Path]:

@@ -1,9 +1,10 @@
 """Every command-line example the README and docs/ mark runnable (```sh runnable) runs, as written.
 
 Each block runs in bash (`-euo pipefail`) in a folder of its own laid out as a clone after `make run`:
-`.venv/bin/sourced` is this suite's `sourced`, `examples/` the example handbook, and the database already holds
-the handbook (as `make run` leaves it). The environment is the suite's without any Slack or Sourced variable,
-so a block sees the defaults a newcomer sees. A few seconds a block: the whole module is `slow`.
+`.venv/bin/sourced` is this suite's `sourced`, `examples/` the example handbook, the demo's own database
+(`sourced-demo.db`) already holds the handbook and `sourced.db` nothing (as `make run` leaves them). The
+environment is the suite's without any Slack or Sourced variable, so a block sees the defaults a newcomer sees.
+A few seconds a block: the whole module is `slow`.
 """
 
 import os
@@ -16,6 +17,7 @@ from typing import Final
 
 import pytest
 
+from bot.commands.common import DEMO_DATABASE
 from tests.markdown_docs import ROOT, Block, runnable_blocks
 
 pytestmark = pytest.mark.slow
@@ -39,8 +41,8 @@ def a_clone_after_make_run(folder: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def handbook(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example handbook ingested once, copied for every block."""
-    database = a_clone_after_make_run(tmp_path_factory.mktemp("handbook"))
+    """The example handbook ingested once into a demo database, copied for every block."""
+    database = a_clone_after_make_run(tmp_path_factory.mktemp("handbook")).with_name(DEMO_DATABASE)
     subprocess.run([str(SOURCED), "ingest", "examples/handbook", "--config", "examples/sourced.yml"],
                    cwd=database.parent, env=clean_environment(database), check=True, capture_output=True,
                    timeout=TIMEOUT_S)
@@ -55,7 +57,7 @@ def run(block: Block, handbook: Path) -> subprocess.CompletedProcess[str]:
     if block not in RESULTS:
         with tempfile.TemporaryDirectory(prefix="sourced-docs-") as folder:
             database = a_clone_after_make_run(Path(folder))
-            shutil.copyfile(handbook, database)
+            shutil.copyfile(handbook, database.with_name(DEMO_DATABASE))
             RESULTS[block] = subprocess.run(["bash", "-euo", "pipefail", "-c", block.code], cwd=folder, check=False,
                                             env=clean_environment(database), capture_output=True, text=True,
                                             timeout=TIMEOUT_S)  # the test reports the exit code with the output

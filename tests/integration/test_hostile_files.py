@@ -67,4 +67,4 @@ def test_sourced_ingest_names_each_failed_file_and_exits_1(hostile: Path, tmp_pa
     captured = capsys.readouterr()
     errors = [line for line in captured.err.splitlines() if line.startswith("error: ")]
     assert len(errors) == 7 and any(line.startswith("error: locked.pdf: is encrypted") for line in errors)
-    assert "1 documents: 1 added" in captured.out and "7 files failed" in captured.out
+    assert "1 document: 1 added" in captured.out and "7 files failed" in captured.out

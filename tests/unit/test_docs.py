@@ -5,6 +5,7 @@ of an evaluation case must be in a table of the README or docs/, and every name 
 the code knows. The commands marked runnable are run by tests/integration/test_docs_examples.py.
 """
 
+import argparse
 import ast
 import re
 import types
@@ -15,13 +16,27 @@ from typing import Final, get_args
 from pydantic import AliasChoices, BaseModel
 from pydantic_settings import BaseSettings
 
-from bot.cli import COMMANDS
+from bot.cli import COMMANDS, parser
+from bot.commands.common import DEMO_DATABASE
+from bot.commands.ingest import ALLOW_REMOVAL
 from bot.settings import SlackSettings
 from core.config import Settings, SourcedConfig
 from core.domain.outcomes import OutcomeKind
 from core.eval.cases import Case, Section
-from core.retrieval.knowledge_base import FrontMatter
-from tests.markdown_docs import ROOT, anchors, doc_files, documented, links, runnable_blocks, slug, tables
+from core.retrieval.ingest import RemovalHeld
+from core.retrieval.knowledge_base import FrontMatter, skipped_line
+from tests.markdown_docs import (
+    ROOT,
+    anchors,
+    code_texts,
+    doc_files,
+    documented,
+    links,
+    prose,
+    runnable_blocks,
+    slug,
+    tables,
+)
 
 SETTINGS_CLASSES: Final[tuple[type[BaseSettings], ...]] = (Settings, SlackSettings)
 """Every settings class of the product; `test_every_settings_class_is_checked` finds a new one."""
@@ -39,6 +54,9 @@ WRITTEN_AS_ONE_VALUE: Final[frozenset[type[BaseModel]]] = frozenset({Section})
 """Models a YAML file writes as a string (`doc-id#Heading`), not as keys of their own."""
 
 ENVIRONMENT_NAME: Final = re.compile(r"\b(?:SOURCED|SLACK)_[A-Z0-9_]*[A-Z0-9]\b")
+COMMAND_LINE: Final = re.compile(r"\bsourced\s+(?:-v\s+)?([a-z]+)\b([^|;&>#`]*)")
+"""`sourced COMMAND ...` up to where the shell or the prose takes over."""
+FLAG: Final = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 OUTSIDE_THE_CLONE: Final = re.compile(r"\.\./shared|\bshared/(?:DESIGN|eval|slack|reader-data)")
 
 
@@ -176,6 +194,50 @@ def test_the_readme_lists_every_command() -> None:
     listed = {name.split()[1] for table in command_tables for name in table.first_column_names()
               if name.startswith("sourced ")}
     assert listed == {command.__name__.rsplit(".", 1)[-1] for command in COMMANDS}
+
+
+def options(command: argparse.ArgumentParser) -> set[str]:
+    """The options a command line accepts, its sub-commands' included (`sourced audit purge --older-than`)."""
+    found = {option for action in command._actions for option in action.option_strings}
+    for action in command._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found |= options(sub)
+    return found
+
+
+def test_every_option_the_docs_give_a_command_is_one_it_accepts() -> None:
+    """`sourced ingest --allow-removal`, `sourced ask --demo`: a flag renamed in the code, or made up in the docs,
+    is caught wherever the docs write the command (a code span, a fenced block)."""
+    root = parser()
+    [commands] = [action for action in root._actions if isinstance(action, argparse._SubParsersAction)]
+    accepted = {name: options(command) | options(root) for name, command in commands.choices.items()}
+    checked = 0
+    for path in doc_files():
+        for line, text in code_texts(path):
+            for match in COMMAND_LINE.finditer(text.replace("\\|", "|")):
+                name, rest = match.groups()
+                assert name in accepted, f"{path.name}:{line}: no command `sourced {name}`"
+                for flag in FLAG.findall(rest):
+                    checked += 1
+                    assert flag in accepted[name], f"{path.name}:{line}: `sourced {name}` has no {flag}"
+    assert checked > 50
+
+
+def test_what_the_docs_quote_of_a_held_ingest_and_of_skipped_files_is_what_it_prints() -> None:
+    """The one line an ingest that would empty the index prints, the skipped-types line, the flag that confirms
+    and the demo's database, as the docs quote them."""
+    documents, formats, readme = (prose(ROOT / "docs" / "documents.md"), prose(ROOT / "docs" / "formats.md"),
+                                  prose(ROOT / "README.md"))
+    held = RemovalHeld(would_remove=tuple(f"doc-{n}" for n in range(13)), indexed=13, found=0)
+    assert f"`{held}; ...`" in documents.replace("\n  ", " ")
+    skipped = skipped_line([(".doc", 2), (".xlsx", 1)])
+    assert skipped == "skipped 3 files of types Sourced does not read: .doc (2), .xlsx (1)"
+    assert f"`{skipped}`" in documents.replace("\n  ", " ") and f"`{skipped}`" in formats.replace("\n", " ")
+    for text in (documents, formats, readme):
+        assert f"`{ALLOW_REMOVAL}`" in text
+    assert f"`{DEMO_DATABASE}`" in readme and f"`{DEMO_DATABASE}`" in documents
+    assert "loads the handbook again" not in readme
 
 
 def test_every_link_between_the_docs_resolves() -> None:

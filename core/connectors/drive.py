@@ -22,7 +22,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any, Final
 
-from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef
+from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef, ItemUnreadable
 
 SCOPES: Final = ("https://www.googleapis.com/auth/drive.readonly",
                  "https://www.googleapis.com/auth/admin.directory.group.member.readonly")
@@ -41,6 +41,13 @@ DOWNLOADS: Final = {
 }
 FILE_FIELDS: Final = "id,name,mimeType,version,modifiedTime,webViewLink,trashed,driveId"
 PAGE_SIZE: Final = 100
+ONE_ITEM_REFUSALS: Final = {
+    "exportSizeLimitExceeded": "the file is over Google Drive's export size limit (10 MB), so it cannot be exported",
+    "cannotExportFile": "Google Drive cannot export this file",
+    "cannotDownloadFile": "Google Drive does not let this file be downloaded",
+}
+"""What Drive answers (HTTP 403, with this `reason`) about one file it will not hand over: that file's refusal,
+never the account's."""
 
 
 class DriveConnector:
@@ -214,13 +221,30 @@ class DriveConnector:
                 raise _NotFound from None
             if raw_errors:
                 raise
-            reason = "the service account was refused" if error.resp.status in (401, 403) else "after retries"
-            raise ConnectorError(f"Google Drive: HTTP {error.resp.status} ({reason})") from None
+            raise _http_error(error) from None
         except GoogleAuthError as error:
             raise ConnectorError(f"Google Drive: the service account's token was refused ({type(error).__name__})"
                                  ) from None
         except OSError as error:
             raise ConnectorError(f"Google Drive: unreachable ({type(error).__name__})") from None
+
+
+def _http_error(error: Any) -> ConnectorError:
+    """One line for Drive's answer: a 403 says Drive's own reason (a file over the export limit is that file's
+    refusal, not the account's); only a 401 is the service account refused."""
+    status = error.resp.status
+    details = getattr(error, "error_details", None)
+    reasons = [str(detail.get("reason")) for detail in details if isinstance(detail, Mapping)
+               and detail.get("reason")] if isinstance(details, list) else []
+    for reason in reasons:
+        if reason in ONE_ITEM_REFUSALS:
+            return ItemUnreadable(f"{ONE_ITEM_REFUSALS[reason]} (HTTP {status} {reason})")
+    if status == 401:
+        return ConnectorError(f"Google Drive: HTTP {status} (the service account was refused)")
+    if status == 403:
+        said = reasons[0] if reasons else "forbidden"
+        return ConnectorError(f"Google Drive: HTTP {status} ({said}: the service account may not do this)")
+    return ConnectorError(f"Google Drive: HTTP {status} (after retries)")
 
 
 class _NotFound(Exception):

@@ -46,6 +46,8 @@ class DriveWorkspace:
         self.drives: dict[str, list[dict[str, str]]] = {}
         self.groups: dict[str, set[str]] = {}
         self.log: list[str] = []
+        self.export_limit = 10 * 1024 * 1024
+        """Drive exports a Google Doc, Sheet or Slides of at most this many bytes; past it, 403."""
         self._ids = (f"f{n:04d}" for n in itertools.count(1))
 
     def add(self, name: str, mime_type: str, content: bytes, *, drive: str | None = None,
@@ -208,6 +210,10 @@ class FakeDrive(LoopbackServer):
         found = self._visible_file(file_id)
         if found is None:
             return self._not_found(file_id)
+        if len(found.content) > self.workspace.export_limit:
+            message = "This file is too large to be exported."
+            return Answer(status=403, body={"error": {"code": 403, "message": message, "errors": [
+                {"message": message, "domain": "global", "reason": "exportSizeLimitExceeded"}]}})
         return Answer(raw=found.content, content_type=query["mimeType"])
 
     def _permissions(self, query: dict[str, str], _body: Any, file_id: str) -> Answer:

@@ -8,10 +8,13 @@ listed is missed. Google Docs, Slides and Sheets are exported as `.docx`, `.pptx
 Markdown and text are downloaded as they are; other kinds (folders, forms, images) are not documents.
 
 Who may read a file: its permissions as `permissions.list` gives them, inherited ones included (a shared drive's
-members, a folder's sharing): users and groups by e-mail, a domain, anyone (with the link too). A group's members
-come from the Admin SDK's directory, which needs domain-wide delegation (`subject`); without it a group grants
-no one. A file's `version` grows with every change to it, its permissions included, so a listed version is
-enough to tell an unchanged file.
+members, a folder's sharing): users and groups by e-mail, a domain, anyone. Sharing with a domain or with anyone
+counts only where Drive lets them find the file (`allowFileDiscovery`), or where it is a shared drive's
+membership: a file shared "with anyone who has the link" is readable by whoever was sent the link, which is not
+everyone, so it grants no one unless the operator opts in (`link_sharing: true`). A group's members come from the
+Admin SDK's directory, which needs domain-wide delegation (`subject`); without it a group grants no one. A
+file's `version` grows with every change to it, its permissions included, so a listed version is enough to tell
+an unchanged file.
 
 Credentials: the path of the service account's JSON key file, from the environment; the library signs its token
 requests with the key, and `execute(num_retries=...)` backs off on 429 and 5xx.
@@ -53,8 +56,10 @@ never the account's."""
 class DriveConnector:
     def __init__(self, *, name: str, key_file: str | None = None, subject: str | None = None,
                  drives: Sequence[str] = (), api_url: str | None = None, retries: int = 5,
-                 page_size: int = PAGE_SIZE, services: tuple[Any, Any] | None = None) -> None:
+                 page_size: int = PAGE_SIZE, link_sharing: bool = False,
+                 services: tuple[Any, Any] | None = None) -> None:
         self._name = name
+        self._link_sharing = link_sharing
         self._drives = frozenset(drives)
         self._retries = retries
         self._page_size = page_size
@@ -191,11 +196,14 @@ class DriveConnector:
         while True:
             page = self._call(self._drive.permissions().list(
                 fileId=file_id, supportsAllDrives=True, pageToken=token,
-                fields="nextPageToken,permissions(id,type,role,emailAddress,domain,deleted,permissionDetails)"))
+                fields="nextPageToken,permissions(id,type,role,emailAddress,domain,deleted,allowFileDiscovery,"
+                       "permissionDetails)"))
             for permission in page.get("permissions") or ():
                 if permission.get("deleted"):
                     continue
                 kind = permission.get("type")
+                if kind in ("domain", "anyone") and not (self._link_sharing or _findable(permission)):
+                    continue  # only whoever holds the link: no audience Sourced can name
                 if kind == "user" and permission.get("emailAddress"):
                     users.add(str(permission["emailAddress"]).casefold())
                 elif kind == "group" and permission.get("emailAddress"):
@@ -227,6 +235,14 @@ class DriveConnector:
                                  ) from None
         except OSError as error:
             raise ConnectorError(f"Google Drive: unreachable ({type(error).__name__})") from None
+
+
+def _findable(permission: Mapping[str, Any]) -> bool:
+    """A domain or anyone permission that lets them find the file, or a shared drive's membership (which is
+    membership, not a link)."""
+    details = permission.get("permissionDetails") or ()
+    member = any(isinstance(detail, Mapping) and detail.get("permissionType") == "member" for detail in details)
+    return member or permission.get("allowFileDiscovery") is True
 
 
 def _http_error(error: Any) -> ConnectorError:

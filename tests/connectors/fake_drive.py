@@ -93,7 +93,9 @@ class DriveWorkspace:
         inherited = [{**member, "permissionDetails": [{"permissionType": "member", "inherited": True,
                                                        "role": member.get("role", "reader")}]}
                      for member in self.drives.get(found.drive or "", [])]
-        return [{"id": f"p{n}", "kind": "drive#permission", **p} for n, p in enumerate(inherited + found.permissions)]
+        found_by_link = [{"allowFileDiscovery": False, **p} if p.get("type") in ("domain", "anyone") else p
+                         for p in found.permissions]  # Drive's default: only whoever has the link
+        return [{"id": f"p{n}", "kind": "drive#permission", **p} for n, p in enumerate(inherited + found_by_link)]
 
 
 class FakeDrive(LoopbackServer):

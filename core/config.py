@@ -186,6 +186,9 @@ class DriveEntry(_ConnectorBase):
     """Shared drives (ids) to read; empty: every drive and file the account can see."""
     api_url: str | None = Field(default=None, min_length=1)
     """Another root URL for the Drive API (a proxy); default Google's."""
+    link_sharing: bool = False
+    """Read a file shared with anyone (or a domain) who has the link as shared with them; default: such sharing
+    grants no one, since only those sent the link can open the file."""
 
 
 class NotionRoot(BaseModel):

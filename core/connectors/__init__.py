@@ -7,6 +7,6 @@ or no longer shares. A document's audience is what the source says may read it, 
 (`core.domain.principal`): users by e-mail, groups (whose members each sync reads), the domain, anyone.
 """
 
-from core.connectors.port import Access, Changes, Connector, ConnectorError, Item, ItemRef
+from core.connectors.port import Access, Changes, Connector, ConnectorError, Item, ItemRef, ItemUnreadable
 
-__all__ = ["Access", "Changes", "Connector", "ConnectorError", "Item", "ItemRef"]
+__all__ = ["Access", "Changes", "Connector", "ConnectorError", "Item", "ItemRef", "ItemUnreadable"]

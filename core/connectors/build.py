@@ -20,7 +20,8 @@ def build_connector(entry: ConnectorEntry, environ: Mapping[str, str] | None = N
         from core.connectors.drive import DriveConnector  # noqa: PLC0415
 
         return DriveConnector(name=entry.name, key_file=_secret(environ, entry.credentials_env, entry.name),
-                              subject=entry.subject, drives=entry.drives, api_url=entry.api_url)
+                              subject=entry.subject, drives=entry.drives, api_url=entry.api_url,
+                              link_sharing=entry.link_sharing)
     if isinstance(entry, NotionEntry):
         from core.connectors.notion import NotionConnector  # noqa: PLC0415
 

@@ -16,7 +16,10 @@ Slack, and sees nothing that is not open to a group of theirs. Restrictions do n
 space's permissions is found at the next sync, and starts a full pass.
 
 Credentials: the account's e-mail and an API token, read from the environment by the caller; the library sends
-them as basic auth, and backs off on 429 and 5xx (honouring `Retry-After`).
+them as basic auth, and backs off on 429 and 5xx (honouring `Retry-After`). Every kind of retry is bounded: the
+library's own retries only statuses and would try a host that does not resolve, or refuses the connection,
+for ever; here a connection is tried `CONNECT_RETRIES` more times, `CONNECT_TIMEOUT_S` each, so such a sync ends
+within a minute with one line naming the host.
 """
 
 import hashlib
@@ -41,6 +44,9 @@ CONTENT_TYPES: Final = ("page", "blogpost", "attachment")
 _LISTING_EXPAND: Final = "version,ancestors,container,space"
 _PASS_EXPAND: Final = _LISTING_EXPAND + ",restrictions.read.restrictions.user,restrictions.read.restrictions.group"
 RETRIED_STATUSES: Final = (429, 500, 502, 503, 504)
+CONNECT_RETRIES: Final = 2
+CONNECT_TIMEOUT_S: Final = 10.0
+READ_TIMEOUT_S: Final = 60.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -312,10 +318,30 @@ def _client(url: str, user: str, token: str, retries: int, backoff_s: float) -> 
     except ImportError:
         raise ConnectorError("the Confluence connector needs atlassian-python-api: "
                              "pip install 'sourced[connectors]'") from None
-    return Confluence(  # type: ignore[no-untyped-call]  # the library has no annotations here
+    from requests.adapters import HTTPAdapter  # noqa: PLC0415
+    from urllib3.util.retry import Retry  # noqa: PLC0415
+
+    client = Confluence(  # type: ignore[no-untyped-call]  # the library has no annotations here
         url=url, username=user, password=token, cloud=True, backoff_and_retry=True,
-                      retry_status_codes=list(RETRIED_STATUSES), max_backoff_retries=retries,
-                      max_backoff_seconds=60, backoff_factor=backoff_s, backoff_jitter=0.0, timeout=60)
+        retry_status_codes=list(RETRIED_STATUSES), max_backoff_retries=retries, max_backoff_seconds=60,
+        backoff_factor=backoff_s, backoff_jitter=0.0, timeout=int(READ_TIMEOUT_S))
+    # The library's `Retry(total=None, status=...)` bounds statuses alone: a refused or unresolvable host was
+    # retried for ever. The same retries, every kind bounded, replace it.
+    bounded = Retry(total=retries + CONNECT_RETRIES, connect=CONNECT_RETRIES, read=CONNECT_RETRIES, other=0,
+                    status=retries, allowed_methods=None, status_forcelist=list(RETRIED_STATUSES),
+                    backoff_factor=backoff_s, backoff_jitter=0.0, backoff_max=60, respect_retry_after_header=True)
+
+    class ShortConnect(HTTPAdapter):
+        """The library takes one timeout for connecting and reading: connecting gets `CONNECT_TIMEOUT_S`."""
+
+        def send(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+            timeout = kwargs.get("timeout")
+            if isinstance(timeout, int | float):
+                kwargs["timeout"] = (min(CONNECT_TIMEOUT_S, timeout), timeout)
+            return super().send(request, *args, **kwargs)
+
+    client.session.mount(client.url, ShortConnect(max_retries=bounded))
+    return client
 
 
 def _level(restrictions: Mapping[str, Any]) -> _Level | None:

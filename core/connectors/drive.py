@@ -8,10 +8,13 @@ listed is missed. Google Docs, Slides and Sheets are exported as `.docx`, `.pptx
 Markdown and text are downloaded as they are; other kinds (folders, forms, images) are not documents.
 
 Who may read a file: its permissions as `permissions.list` gives them, inherited ones included (a shared drive's
-members, a folder's sharing): users and groups by e-mail, a domain, anyone (with the link too). A group's members
-come from the Admin SDK's directory, which needs domain-wide delegation (`subject`); without it a group grants
-no one. A file's `version` grows with every change to it, its permissions included, so a listed version is
-enough to tell an unchanged file.
+members, a folder's sharing): users and groups by e-mail, a domain, anyone. Sharing with a domain or with anyone
+counts only where Drive lets them find the file (`allowFileDiscovery`), or where it is a shared drive's
+membership: a file shared "with anyone who has the link" is readable by whoever was sent the link, which is not
+everyone, so it grants no one unless the operator opts in (`link_sharing: true`). A group's members come from the
+Admin SDK's directory, which needs domain-wide delegation (`subject`); without it a group grants no one. A
+file's `version` grows with every change to it, its permissions included, so a listed version is enough to tell
+an unchanged file.
 
 Credentials: the path of the service account's JSON key file, from the environment; the library signs its token
 requests with the key, and `execute(num_retries=...)` backs off on 429 and 5xx.
@@ -22,7 +25,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any, Final
 
-from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef
+from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef, ItemUnreadable
 
 SCOPES: Final = ("https://www.googleapis.com/auth/drive.readonly",
                  "https://www.googleapis.com/auth/admin.directory.group.member.readonly")
@@ -41,13 +44,22 @@ DOWNLOADS: Final = {
 }
 FILE_FIELDS: Final = "id,name,mimeType,version,modifiedTime,webViewLink,trashed,driveId"
 PAGE_SIZE: Final = 100
+ONE_ITEM_REFUSALS: Final = {
+    "exportSizeLimitExceeded": "the file is over Google Drive's export size limit (10 MB), so it cannot be exported",
+    "cannotExportFile": "Google Drive cannot export this file",
+    "cannotDownloadFile": "Google Drive does not let this file be downloaded",
+}
+"""What Drive answers (HTTP 403, with this `reason`) about one file it will not hand over: that file's refusal,
+never the account's."""
 
 
 class DriveConnector:
     def __init__(self, *, name: str, key_file: str | None = None, subject: str | None = None,
                  drives: Sequence[str] = (), api_url: str | None = None, retries: int = 5,
-                 page_size: int = PAGE_SIZE, services: tuple[Any, Any] | None = None) -> None:
+                 page_size: int = PAGE_SIZE, link_sharing: bool = False,
+                 services: tuple[Any, Any] | None = None) -> None:
         self._name = name
+        self._link_sharing = link_sharing
         self._drives = frozenset(drives)
         self._retries = retries
         self._page_size = page_size
@@ -184,11 +196,14 @@ class DriveConnector:
         while True:
             page = self._call(self._drive.permissions().list(
                 fileId=file_id, supportsAllDrives=True, pageToken=token,
-                fields="nextPageToken,permissions(id,type,role,emailAddress,domain,deleted,permissionDetails)"))
+                fields="nextPageToken,permissions(id,type,role,emailAddress,domain,deleted,allowFileDiscovery,"
+                       "permissionDetails)"))
             for permission in page.get("permissions") or ():
                 if permission.get("deleted"):
                     continue
                 kind = permission.get("type")
+                if kind in ("domain", "anyone") and not (self._link_sharing or _findable(permission)):
+                    continue  # only whoever holds the link: no audience Sourced can name
                 if kind == "user" and permission.get("emailAddress"):
                     users.add(str(permission["emailAddress"]).casefold())
                 elif kind == "group" and permission.get("emailAddress"):
@@ -214,13 +229,38 @@ class DriveConnector:
                 raise _NotFound from None
             if raw_errors:
                 raise
-            reason = "the service account was refused" if error.resp.status in (401, 403) else "after retries"
-            raise ConnectorError(f"Google Drive: HTTP {error.resp.status} ({reason})") from None
+            raise _http_error(error) from None
         except GoogleAuthError as error:
             raise ConnectorError(f"Google Drive: the service account's token was refused ({type(error).__name__})"
                                  ) from None
         except OSError as error:
             raise ConnectorError(f"Google Drive: unreachable ({type(error).__name__})") from None
+
+
+def _findable(permission: Mapping[str, Any]) -> bool:
+    """A domain or anyone permission that lets them find the file, or a shared drive's membership (which is
+    membership, not a link)."""
+    details = permission.get("permissionDetails") or ()
+    member = any(isinstance(detail, Mapping) and detail.get("permissionType") == "member" for detail in details)
+    return member or permission.get("allowFileDiscovery") is True
+
+
+def _http_error(error: Any) -> ConnectorError:
+    """One line for Drive's answer: a 403 says Drive's own reason (a file over the export limit is that file's
+    refusal, not the account's); only a 401 is the service account refused."""
+    status = error.resp.status
+    details = getattr(error, "error_details", None)
+    reasons = [str(detail.get("reason")) for detail in details if isinstance(detail, Mapping)
+               and detail.get("reason")] if isinstance(details, list) else []
+    for reason in reasons:
+        if reason in ONE_ITEM_REFUSALS:
+            return ItemUnreadable(f"{ONE_ITEM_REFUSALS[reason]} (HTTP {status} {reason})")
+    if status == 401:
+        return ConnectorError(f"Google Drive: HTTP {status} (the service account was refused)")
+    if status == 403:
+        said = reasons[0] if reasons else "forbidden"
+        return ConnectorError(f"Google Drive: HTTP {status} ({said}: the service account may not do this)")
+    return ConnectorError(f"Google Drive: HTTP {status} (after retries)")
 
 
 class _NotFound(Exception):

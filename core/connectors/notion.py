@@ -7,9 +7,12 @@ version). A page unshared from the integration or deleted is no longer listed at
 (`full_sync_every`) is what removes it.
 
 Notion tells an integration nothing of who may read a page. Each shared root is mapped to an audience in
-sourced.yml (`roots:`, as `sources:` rules do for folders), and a page has its nearest root's; a page under no
-listed root gets the connector's `audience`, or is not ingested. The mapping is part of a page's version, so a
-changed mapping re-reads the pages at the next full pass.
+sourced.yml (`roots:`, as `sources:` rules do for folders), and a page has its nearest root's. The walk up goes
+through pages, blocks, databases and (Notion-Version 2025-09-03) data sources: a database row's parent is a data
+source, whose parent is its database, whose parent is a page. A page whose walk reaches the workspace under no
+listed root gets the connector's `audience`, or is not ingested; one whose walk stops short (an ancestor the
+integration may not read, or of a kind it does not know) is stored for no one, since its root is not known. The
+mapping is part of a page's version, so a changed mapping re-reads the pages at the next full pass.
 
 Credentials: the integration's token, from the environment; the library backs off on 429 and 5xx.
 """
@@ -63,7 +66,7 @@ class NotionConnector:
         self._mapping = hashlib.sha256(json.dumps([sorted(self._roots.items()), self._audience]).encode()
                                        ).hexdigest()[:12]
         self._client = client if client is not None else _client(token, api_url, retries)
-        self._parents: dict[str, str | None] = {}
+        self._parents: dict[_Node, _Node | _Lost | None] = {}
 
     @property
     def name(self) -> str:
@@ -137,29 +140,44 @@ class NotionConnector:
                 return blocks
 
     def _audience_of(self, page: Mapping[str, Any]) -> tuple[str, ...] | None:
-        """The audience of the nearest listed root at or above the page, else the connector's."""
-        current: str | None = _plain(page["id"])
+        """The audience of the nearest listed root at or above the page; the connector's when the walk reaches the
+        workspace under none; None (no one) when it cannot reach the workspace."""
+        node: _Node | None = ("page", _plain(page["id"]))
         parent = page.get("parent") or {}
-        seen: set[str] = set()
-        while current is not None and current not in seen:
-            if current in self._roots:
-                return self._roots[current]
-            seen.add(current)
-            current = self._parent_of(current, parent)
+        seen: set[_Node] = set()
+        while node is not None:
+            if node[1] in self._roots:
+                return self._roots[node[1]]
+            if node in seen:
+                return None  # a loop: no root can be told
+            seen.add(node)
+            above = self._parent_of(node, parent)
             parent = {}
+            if isinstance(above, _Lost):
+                return None
+            node = above
         return self._audience
 
-    def _parent_of(self, item_id: str, known: Mapping[str, Any]) -> str | None:
-        """The page (or block, or database) above an item; None at the workspace."""
+    def _parent_of(self, node: "_Node", known: Mapping[str, Any]) -> "_Node | _Lost | None":
+        """The page, block, database or data source above an item; None at the workspace, `_LOST` when it cannot
+        be read (not shared with the integration, or gone)."""
         if not known:
-            if item_id in self._parents:
-                return self._parents[item_id]
-            found = self._call(lambda: self._client.blocks.retrieve(block_id=item_id), missing_ok=True)
-            known = (found or {}).get("parent") or {}
-        kind = known.get("type")
-        above = _plain(str(known[kind])) if kind in ("page_id", "block_id", "database_id", "data_source_id") \
-            and known.get(kind) else None
-        self._parents[item_id] = above
+            if node in self._parents:
+                return self._parents[node]
+            kind, item_id = node
+            if kind == "data_source":
+                found = self._call(lambda: self._client.data_sources.retrieve(data_source_id=item_id),
+                                   missing_ok=True)
+            elif kind == "database":
+                found = self._call(lambda: self._client.databases.retrieve(database_id=item_id), missing_ok=True)
+            else:
+                found = self._call(lambda: self._client.blocks.retrieve(block_id=item_id), missing_ok=True)
+            if found is None:
+                self._parents[node] = _LOST
+                return _LOST
+            known = found.get("parent") or {}
+        above = _above(known)
+        self._parents[node] = above
         return above
 
     def _call(self, request: Any, *, missing_ok: bool = False) -> Any:
@@ -179,6 +197,32 @@ class NotionConnector:
             raise ConnectorError(f"Notion: {type(error).__name__} after retries") from None
         except OSError as error:
             raise ConnectorError(f"Notion: unreachable ({type(error).__name__})") from None
+
+
+_Node = tuple[str, str]
+"""An item on the walk up: its kind (`page`, `block`, `database`, `data_source`) and its plain id."""
+
+
+class _Lost:
+    """A walk that cannot go on: an ancestor the integration may not read, or of a kind it does not know."""
+
+
+_LOST: Final = _Lost()
+_PARENT_KINDS: Final = {"page_id": "page", "block_id": "block", "database_id": "database",
+                        "data_source_id": "data_source"}
+
+
+def _above(parent: Mapping[str, Any]) -> _Node | _Lost | None:
+    """The item a parent object names: None for the workspace. A data source parent names its database too
+    (2025-09-03), which is where the walk goes on: a data source has no sharing of its own."""
+    kind = parent.get("type")
+    if kind == "workspace":
+        return None
+    if kind == "data_source_id" and parent.get("database_id"):
+        return ("database", _plain(parent["database_id"]))
+    if kind in _PARENT_KINDS and parent.get(kind):
+        return (_PARENT_KINDS[str(kind)], _plain(parent[kind]))
+    return _LOST
 
 
 def _client(token: str, api_url: str | None, retries: int) -> Any:

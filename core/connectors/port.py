@@ -4,7 +4,9 @@ Three questions, each cheap where the source allows it: what changed since a cur
 its content and permissions (`fetch`), and every item that still exists (`existing`, the periodic pass that
 finds what was deleted or unshared, which a change feed may not say). `members` resolves the source's groups to
 e-mail addresses. A connector raises `ConnectorError` (one line, never a credential) when the source cannot be
-read; the sync then leaves the last good index in place.
+read; the sync then leaves the last good index in place. From `fetch`, any error is that item's alone: the sync
+takes the item out of the index and goes on (`ItemUnreadable` says the source refuses this one item, such as a
+file too large to export, and is no sign that the source itself is failing).
 """
 
 from collections.abc import Collection, Iterator, Mapping
@@ -19,6 +21,11 @@ from core.domain import EVERYONE, domain_principal, group_principal, user_princi
 class ConnectorError(RuntimeError):
     """The source could not be read (unreachable, refused the credentials, failed after the retries). The message
     is one line an operator can act on, and never holds a secret."""
+
+
+class ItemUnreadable(ConnectorError):
+    """The source will not hand over this one item (too large to export, of a kind it cannot export), whatever
+    the rest of it does. The message says why, in one line."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,9 +9,16 @@ connector asks for one (its permissions above the items changed, its cursor expi
 what is no longer listed and re-reads items whose access or version the listing shows changed. A pass that dies
 is run again at the next sync, since its time is recorded only once it is done.
 
-A connector that fails (`ConnectorError`, or any error of its library) leaves the index as the last run left it;
-the failure is recorded for `sourced doctor` and the operators' Home view until a run succeeds. One sync runs at
-a time per database, across processes (`core.storage.locks`), beside ingestion.
+A connector that fails (`ConnectorError`, or any error of its library) while listing leaves the index as the last
+run left it; the failure is recorded for `sourced doctor` and the operators' Home view until a run succeeds. One
+sync runs at a time per database, across processes (`core.storage.locks`), beside ingestion.
+
+One item fails alone, and closed. Any error fetching, reading or storing one item (a page nested too deep to
+read, a file over the source's export limit, a timeout, bad bytes, a reader's bug) takes that item out of the
+index, is logged and reported with the connector and the item's id, and is recorded; the sync goes on, so the
+deletions and permission changes after it still apply. Every later sync tries the recorded items again, and one
+that reads stands again. Only a source that stops answering stops the sync: `MAX_FAILURES_IN_A_ROW` fetches in a
+row failing on the source's side (not the item's) fail the run as a listing failure would.
 
 Permissions. A document's audience is its access as principals; an item whose access names nobody is removed,
 so an unshared item leaves the index at the sync that sees it. The members of every group some document names
@@ -30,7 +37,7 @@ from rich.console import Console
 from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from core.connectors.convert import document_id, to_source_document
-from core.connectors.port import Connector, ConnectorError, ItemRef
+from core.connectors.port import Connector, ConnectorError, ItemRef, ItemUnreadable
 from core.documents.limits import Unreadable
 from core.retrieval.ingest import Ingestor, StoredItem, Writer
 from core.retrieval.knowledge_base import LoadError
@@ -42,6 +49,9 @@ log = logging.getLogger(__name__)
 FULL_EVERY: Final = timedelta(hours=1)
 """How often a full pass runs by default: the longest a page restriction changed in Confluence, or an item
 unshared from Notion, stays in the index after the change (a change feed does not report them)."""
+MAX_FAILURES_IN_A_ROW: Final = 10
+"""Fetches in a row that may fail on the source's side (`ConnectorError`: unreachable, 5xx after retries) before
+the sync takes the source for down and stops, rather than take every item out of the index one by one."""
 
 
 @dataclass(kw_only=True)
@@ -131,11 +141,17 @@ class _Run:
         self._report = report
         self._stored: dict[str, StoredItem] = {}
         self._refreshed: set[str] = set()
+        self._unreadable: dict[str, str] = {}
+        self._handled: set[str] = set()
+        """Items this run read, removed or found unreadable: not tried again at its end."""
+        self._failed: set[str] = set()
+        self._failures_in_a_row = 0
 
     def run(self, *, full: bool, started: datetime) -> None:
         state = self._syncer._state
         status = state.status(self._name)
         self._stored = self._syncer._ingestor.stored_items(self._name)
+        self._unreadable = state.unreadable_items(self._name)
         self._refresh_groups(state.referenced_groups(self._name))
         full = full or self._syncer._full_due(self._name, started)
         listed_everything = status.cursor is None and not self._stored  # a first feed lists all there is
@@ -148,6 +164,7 @@ class _Run:
                 full = full or batch.full
             if full and not listed_everything:
                 self._full_pass(advance)
+            self._retry_unreadable(advance)
         if full:
             state.full_pass_done(self._name, started)
             self._report.full_pass = True
@@ -157,17 +174,31 @@ class _Run:
 
     def _apply(self, ref: ItemRef) -> None:
         doc_id = document_id(self._name, ref.item_id)
+        if ref.item_id in self._failed and not ref.deleted:
+            return  # listed again in this run after it failed: the next sync tries it again
         if ref.deleted:
             self._remove(doc_id)
+            self._read(ref.item_id)
             return
         stored = self._stored.get(doc_id)
         if (stored is not None and ref.version is not None and stored.source_version == ref.version
                 and (ref.access is None or ref.access.principals(self._name) == stored.audience)):
             self._report.unchanged += 1
+            self._read(ref.item_id)
             return
         self._fetch_and_store(ref, doc_id)
 
     def _fetch_and_store(self, ref: ItemRef, doc_id: str) -> None:
+        """Read one item into the index; whatever fails, fails for this item alone (see the module's text)."""
+        try:
+            self._read_and_store(ref, doc_id)
+        except Exception as error:  # any error reading one item is that item's, not the sync's
+            self._item_failed(ref, doc_id, error)
+        else:
+            self._failures_in_a_row = 0
+            self._read(ref.item_id)
+
+    def _read_and_store(self, ref: ItemRef, doc_id: str) -> None:
         item = self._connector.fetch(ref)
         if item is None:
             self._remove(doc_id)
@@ -176,22 +207,47 @@ class _Run:
         if not audience:  # shared with nobody Sourced can name: as if it were gone
             self._remove(doc_id)
             return
-        try:
-            document = to_source_document(self._name, item, audience=audience, owner=self._syncer._owners.get(
-                self._name))
-        except Unreadable as error:
-            self._report.errors.append(LoadError(path=_item_path(self._name, ref), reason=str(error)))
-            self._remove(doc_id)  # fails closed, as a file that no longer loads does
-            return
+        document = to_source_document(self._name, item, audience=audience, owner=self._syncer._owners.get(
+            self._name))
         outcome = self._writer.put(document)
         if isinstance(outcome, LoadError):
-            self._report.errors.append(outcome)
-            return
+            raise _NotStored(outcome.reason)
         if outcome == "unchanged":
             self._report.unchanged += 1
         else:
             (self._report.added if outcome == "added" else self._report.updated).append(doc_id)
         self._stored[doc_id] = StoredItem(doc_id=doc_id, source_version=item.version, audience=audience)
+
+    def _item_failed(self, ref: ItemRef, doc_id: str, error: Exception) -> None:
+        """Out of the index until it reads again, said with the connector and the item, and recorded so the next
+        sync tries it again."""
+        known = isinstance(error, (ConnectorError, Unreadable, _NotStored))
+        reason = _one_line(error) if known else f"{type(error).__name__}: {_one_line(error)}"
+        log.warning("%s: item %s could not be read, and is not answered until it reads again: %s", self._name,
+                    ref.item_id, reason, exc_info=not known)
+        self._report.errors.append(LoadError(path=_item_path(self._name, ref), reason=reason))
+        self._remove(doc_id)  # fails closed, as a file that no longer loads does
+        self._syncer._state.item_unreadable(self._name, ref.item_id, reason, self._syncer._now())
+        self._handled.add(ref.item_id)
+        self._failed.add(ref.item_id)
+        source_side = isinstance(error, ConnectorError) and not isinstance(error, ItemUnreadable)
+        self._failures_in_a_row = self._failures_in_a_row + 1 if source_side else 0
+        if self._failures_in_a_row >= MAX_FAILURES_IN_A_ROW:
+            raise ConnectorError(f"{self._failures_in_a_row} items in a row could not be fetched, the last "
+                                 f"({ref.item_id}): {reason}")
+
+    def _read(self, item_id: str) -> None:
+        """The item read (or is gone): no longer one that could not be read."""
+        self._handled.add(item_id)
+        if item_id in self._unreadable:
+            self._syncer._state.item_read(self._name, [item_id])
+            self._unreadable.pop(item_id)
+
+    def _retry_unreadable(self, advance: Callable[[], None]) -> None:
+        """The items earlier syncs could not read, and this one has not read yet: tried again."""
+        for item_id in sorted(set(self._unreadable) - self._handled):
+            self._fetch_and_store(ItemRef(item_id=item_id), document_id(self._name, item_id))
+            advance()
 
     def _remove(self, doc_id: str) -> None:
         if self._writer.remove(doc_id, origin=self._name):
@@ -205,7 +261,12 @@ class _Run:
         for doc_id in sorted(self._stored.keys() - listed.keys()):
             self._remove(doc_id)
             advance()
+        listed_ids = {ref.item_id for ref in listed.values()}
+        for item_id in sorted(set(self._unreadable) - listed_ids):  # gone from the source: nothing to read again
+            self._read(item_id)
         for doc_id, ref in sorted(listed.items()):
+            if ref.item_id in self._failed:
+                continue  # could not be read a moment ago in this run: the next sync tries it again
             stored = self._stored.get(doc_id)
             changed = (stored is None or ref.version is None or stored.source_version != ref.version
                        or (ref.access is not None and ref.access.principals(self._name) != stored.audience))
@@ -230,6 +291,10 @@ class _Run:
                       disable=not self._syncer._progress) as progress:
             task = progress.add_task("sync", total=None)
             yield lambda: progress.advance(task)
+
+
+class _NotStored(Exception):
+    """The index refused an item's document (the writer's `LoadError`)."""
 
 
 def _item_path(connector: str, ref: ItemRef) -> Path:

@@ -5,6 +5,9 @@ page's headings, lists, tables and links become the same sections and blocks as 
 A heading's `id` (or the named anchor inside it) becomes its section's `anchor`, so a citation can link to the
 place. The title is the page's `<title>`, shortened to its first `<h1>` where the `<title>` carries a site's
 suffix ("Travel policy - Wiki"). A Confluence space export's pages are read by `core.documents.confluence`.
+
+A page whose elements nest deeper than `MAX_NESTING` is refused (`Unreadable`) before any converter walks it:
+the converters recurse once an element, and a few hundred nested lists or divs would overflow Python's stack.
 """
 
 import re
@@ -13,7 +16,7 @@ from dataclasses import replace
 from datetime import date, datetime
 from typing import Any, Final
 
-from core.documents.limits import FormatSupportMissing
+from core.documents.limits import FormatSupportMissing, Unreadable
 from core.documents.markdown import read_markdown
 from core.documents.model import Document
 
@@ -24,6 +27,9 @@ _HEADING_TAGS: Final = ("h1", "h2", "h3", "h4", "h5", "h6")
 _MODIFIED_META: Final = ("last-modified", "article:modified_time", "og:updated_time", "dc.date.modified",
                          "dcterms.modified", "date")
 _ISO_DAY: Final = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+MAX_NESTING: Final = 128
+"""How deep elements may nest in a page. Real pages (Confluence's macros and layouts, a site's wrappers) stay well
+under 60; markdownify and trafilatura recurse once an element, and overflow the stack a little past 300."""
 
 
 def read_html(html: str) -> Document:
@@ -41,12 +47,30 @@ def read_html(html: str) -> Document:
 
 
 def parse(html: str) -> Any:
-    """The page as a BeautifulSoup tree (a dependency of markdownify, so of the `formats` extra)."""
+    """The page as a BeautifulSoup tree (a dependency of markdownify, so of the `formats` extra); `Unreadable`
+    when its elements nest deeper than `MAX_NESTING`."""
     try:
         from bs4 import BeautifulSoup  # noqa: PLC0415  # the formats extra is optional
     except ImportError:
         raise FormatSupportMissing(".html", "beautifulsoup4") from None
-    return BeautifulSoup(html, "html.parser")
+    soup = BeautifulSoup(html, "html.parser")
+    depth = nesting(soup)
+    if depth > MAX_NESTING:
+        raise Unreadable(f"nests its elements {depth:,} deep, over the {MAX_NESTING} a page may nest")
+    return soup
+
+
+def nesting(root: Any) -> int:
+    """How deep the elements under `root` nest, counted without recursion (html.parser builds any depth)."""
+    from bs4 import Tag  # noqa: PLC0415  # the formats extra is optional
+
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(root, 0)]
+    while stack:
+        element, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in element.contents if isinstance(child, Tag))
+    return deepest
 
 
 def element_markdown(element: Any) -> str:
@@ -62,7 +86,10 @@ def element_markdown(element: Any) -> str:
         tag.decompose()
     converter = MarkdownConverter(heading_style="ATX", bullets="-", table_infer_header=True, strip=["img"],
                                   escape_misc=False)
-    return str(converter.convert_soup(element))
+    try:
+        return str(converter.convert_soup(element))
+    except RecursionError:  # a tree built by hand past `parse`'s bound: the page's refusal, not the process's
+        raise Unreadable(f"nests its elements too deep to read (over {MAX_NESTING})") from None
 
 
 def _main_text(html: str, *, headings: int) -> str:

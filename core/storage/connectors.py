@@ -11,7 +11,13 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from core.domain import email_principals, group_principal
-from core.storage.tables import ConnectorStateRow, DocumentRoleRow, DocumentRow, SourceGroupMemberRow
+from core.storage.tables import (
+    ConnectorItemFailureRow,
+    ConnectorStateRow,
+    DocumentRoleRow,
+    DocumentRow,
+    SourceGroupMemberRow,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -24,6 +30,8 @@ class ConnectorStatus:
     error: str | None = None
     summary: str | None = None
     documents: int = 0
+    unreadable: int = 0
+    """Items the last syncs could not read: out of the index until one reads them again."""
 
 
 class SqlConnectorState:
@@ -41,9 +49,14 @@ class SqlConnectorState:
             documents = dict(session.execute(select(DocumentRow.origin, func.count())
                                                 .where(DocumentRow.origin.in_(list(names)))
                                                 .group_by(DocumentRow.origin)).all())
+            unreadable = dict(session.execute(
+                select(ConnectorItemFailureRow.connector, func.count())
+                .where(ConnectorItemFailureRow.connector.in_(list(names)))
+                .group_by(ConnectorItemFailureRow.connector)).all())
         return [ConnectorStatus(name=name, cursor=row.cursor, full_pass_at=row.full_pass_at,
                                 attempted_at=row.attempted_at, succeeded_at=row.succeeded_at, error=row.error,
-                                summary=row.summary, documents=documents.get(name, 0))
+                                summary=row.summary, documents=documents.get(name, 0),
+                                unreadable=unreadable.get(name, 0))
                 if (row := rows.get(name)) is not None else ConnectorStatus(name=name) for name in names]
 
     def started(self, name: str, at: datetime) -> None:
@@ -60,6 +73,32 @@ class SqlConnectorState:
 
     def failed(self, name: str, error: str) -> None:
         self._upsert(name, error=error)
+
+    # -- items that could not be read ---------------------------------------------------------------------
+
+    def unreadable_items(self, name: str) -> dict[str, str]:
+        """The connector's items that a sync could not read, with why: each is tried again at the next sync."""
+        with self._engine.connect() as connection:
+            rows = connection.execute(select(ConnectorItemFailureRow.item_id, ConnectorItemFailureRow.reason)
+                                      .where(ConnectorItemFailureRow.connector == name)
+                                      .order_by(ConnectorItemFailureRow.item_id)).all()
+        return {item_id: reason for item_id, reason in rows}
+
+    def item_unreadable(self, name: str, item_id: str, reason: str, at: datetime) -> None:
+        with self._engine.begin() as connection:
+            dialect_insert = pg_insert if connection.dialect.name == "postgresql" else sqlite_insert
+            statement = dialect_insert(ConnectorItemFailureRow).values(connector=name, item_id=item_id,
+                                                                       reason=reason, failed_at=at)
+            connection.execute(statement.on_conflict_do_update(index_elements=["connector", "item_id"],
+                                                               set_={"reason": reason, "failed_at": at}))
+
+    def item_read(self, name: str, item_ids: Collection[str]) -> None:
+        """These items read again (or are gone from the source): no longer unreadable."""
+        if not item_ids:
+            return
+        with self._engine.begin() as connection:
+            connection.execute(delete(ConnectorItemFailureRow).where(
+                ConnectorItemFailureRow.connector == name, ConnectorItemFailureRow.item_id.in_(list(item_ids))))
 
     def _upsert(self, name: str, **values: object) -> None:
         """One write per call, in its own transaction: a cursor saved stays saved whatever happens next."""

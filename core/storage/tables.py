@@ -275,6 +275,18 @@ class ConnectorStateRow(Base):
     summary: Mapped[str | None] = mapped_column(Text)
 
 
+class ConnectorItemFailureRow(Base):
+    """An item a connector's sync could not read (its content, its export, its permissions): it is out of the
+    index until a later sync, which tries it again, reads it."""
+
+    __tablename__ = "connector_item_failures"
+
+    connector: Mapped[str] = mapped_column(String, primary_key=True)
+    item_id: Mapped[str] = mapped_column(String, primary_key=True)
+    reason: Mapped[str] = mapped_column(Text)
+    failed_at: Mapped[datetime]
+
+
 class SourceGroupMemberRow(Base):
     """A member (by e-mail) of a group of a source, as its connector last read it: who holds the audience role
     `group:<connector>:<group id>`."""

@@ -46,6 +46,8 @@ class DriveWorkspace:
         self.drives: dict[str, list[dict[str, str]]] = {}
         self.groups: dict[str, set[str]] = {}
         self.log: list[str] = []
+        self.export_limit = 10 * 1024 * 1024
+        """Drive exports a Google Doc, Sheet or Slides of at most this many bytes; past it, 403."""
         self._ids = (f"f{n:04d}" for n in itertools.count(1))
 
     def add(self, name: str, mime_type: str, content: bytes, *, drive: str | None = None,
@@ -91,7 +93,9 @@ class DriveWorkspace:
         inherited = [{**member, "permissionDetails": [{"permissionType": "member", "inherited": True,
                                                        "role": member.get("role", "reader")}]}
                      for member in self.drives.get(found.drive or "", [])]
-        return [{"id": f"p{n}", "kind": "drive#permission", **p} for n, p in enumerate(inherited + found.permissions)]
+        found_by_link = [{"allowFileDiscovery": False, **p} if p.get("type") in ("domain", "anyone") else p
+                         for p in found.permissions]  # Drive's default: only whoever has the link
+        return [{"id": f"p{n}", "kind": "drive#permission", **p} for n, p in enumerate(inherited + found_by_link)]
 
 
 class FakeDrive(LoopbackServer):
@@ -208,6 +212,10 @@ class FakeDrive(LoopbackServer):
         found = self._visible_file(file_id)
         if found is None:
             return self._not_found(file_id)
+        if len(found.content) > self.workspace.export_limit:
+            message = "This file is too large to be exported."
+            return Answer(status=403, body={"error": {"code": 403, "message": message, "errors": [
+                {"message": message, "domain": "global", "reason": "exportSizeLimitExceeded"}]}})
         return Answer(raw=found.content, content_type=query["mimeType"])
 
     def _permissions(self, query: dict[str, str], _body: Any, file_id: str) -> Answer:

@@ -1,7 +1,12 @@
 """A fake Notion API on loopback: `POST /v1/search` (pages shared with the integration, sorted by
-`last_edited_time`, cursor paging), `GET /v1/pages/{id}`, `GET /v1/blocks/{id}` and `GET /v1/blocks/{id}/children`,
-with the page, block and rich-text shapes of Notion's reference, over a scripted workspace whose pages a test
-creates, edits, moves, shares, unshares and deletes."""
+`last_edited_time`, cursor paging), `GET /v1/pages/{id}`, `GET /v1/blocks/{id}`, `GET /v1/blocks/{id}/children`,
+`GET /v1/databases/{id}` and `GET /v1/data_sources/{id}`, with the page, block, database, data source and rich-text
+shapes of Notion's reference at Notion-Version 2025-09-03, over a scripted workspace whose pages a test creates,
+edits, moves, shares, unshares and deletes.
+
+As in that version, a database is a container of data sources, and a database's rows are pages whose parent is a
+data source (`{"type": "data_source_id", "data_source_id": ..., "database_id": ...}`); a data source's parent is
+its database, and a database's parent a page. A data source is no block: `GET /v1/blocks/{id}` does not find it."""
 
 import itertools
 import uuid
@@ -26,12 +31,33 @@ class NotionPage:
     archived: bool = False
 
 
+@dataclass
+class NotionDatabase:
+    id: str
+    title: str
+    parent: str
+    data_source: str
+    """Its one data source (the rows' parent)."""
+
+
 class NotionWorkspace:
     def __init__(self) -> None:
         self.pages: dict[str, NotionPage] = {}
+        self.databases: dict[str, NotionDatabase] = {}
+        self.data_sources: dict[str, str] = {}
+        """Data source id -> its database's id."""
         self.shared: set[str] = set()
-        """Pages shared with the integration (it reads their sub-pages too)."""
+        """Pages (or databases) shared with the integration (it reads what is under them too)."""
         self._ids = itertools.count(1)
+
+    def create_database(self, title: str, *, parent: str) -> tuple[str, str]:
+        """A full-page database under `parent` with one data source: (database id, data source id)."""
+        database_id = str(uuid.UUID(int=next(self._ids)))
+        data_source_id = str(uuid.UUID(int=next(self._ids)))
+        self.databases[database_id] = NotionDatabase(id=database_id, title=title, parent=parent,
+                                                     data_source=data_source_id)
+        self.data_sources[data_source_id] = database_id
+        return database_id, data_source_id
 
     def create(self, title: str, blocks: list[Spec], *, parent: str | None = None, share: bool = False) -> str:
         page_id = str(uuid.UUID(int=next(self._ids)))
@@ -48,15 +74,35 @@ class NotionWorkspace:
         self.pages[page_id].archived = True
         self.pages[page_id].edited = datetime.now(UTC)
 
+    def above(self, item_id: str) -> str | None:
+        """What an item (page, database or data source) sits under; None at the workspace."""
+        if item_id in self.pages:
+            return self.pages[item_id].parent
+        if item_id in self.databases:
+            return self.databases[item_id].parent
+        return self.data_sources.get(item_id)
+
     def readable(self, page: NotionPage) -> bool:
-        current: NotionPage | None = page
+        return self.readable_id(page.id)
+
+    def readable_id(self, item_id: str) -> bool:
+        current: str | None = item_id
         while current is not None:
-            if current.archived:
+            if current in self.pages and self.pages[current].archived:
                 return False
-            if current.id in self.shared:
+            if current in self.shared:
                 return True
-            current = self.pages.get(current.parent or "")
+            current = self.above(current)
         return False
+
+    def parent_json(self, parent: str | None) -> dict[str, Any]:
+        if parent is None:
+            return {"type": "workspace", "workspace": True}
+        if parent in self.data_sources:
+            return {"type": "data_source_id", "data_source_id": parent, "database_id": self.data_sources[parent]}
+        if parent in self.databases:
+            return {"type": "database_id", "database_id": parent}
+        return {"type": "page_id", "page_id": parent}
 
 
 def _rich(text: str, href: str | None = None) -> list[dict[str, Any]]:
@@ -76,13 +122,14 @@ class FakeNotion(LoopbackServer):
         self.route("GET", r"/v1/pages/([0-9a-f-]+)", self._page)
         self.route("GET", r"/v1/blocks/([0-9a-f-]+)", self._block)
         self.route("GET", r"/v1/blocks/([0-9a-f-]+)/children", self._children)
+        self.route("GET", r"/v1/databases/([0-9a-f-]+)", self._database)
+        self.route("GET", r"/v1/data_sources/([0-9a-f-]+)", self._data_source)
 
     def authorised(self, headers: Any) -> bool:
         return headers.get("Authorization") == f"Bearer {TOKEN}" and bool(headers.get("Notion-Version"))
 
     def _page_json(self, page: NotionPage) -> dict[str, Any]:
-        parent: dict[str, Any] = ({"type": "page_id", "page_id": page.parent} if page.parent
-                                  else {"type": "workspace", "workspace": True})
+        parent = self.workspace.parent_json(page.parent)
         return {"object": "page", "id": page.id, "created_time": "2026-01-05T09:00:00.000Z",
                 "last_edited_time": page.edited.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
                 "archived": page.archived, "in_trash": page.archived, "parent": parent,
@@ -115,13 +162,44 @@ class FakeNotion(LoopbackServer):
         return Answer(body=self._page_json(page)) if page is not None else self._not_found(page_id)
 
     def _block(self, _query: dict[str, str], _body: Any, block_id: str) -> Answer:
+        database = self._find_database(block_id)
+        if database is not None:  # a database is a block too (`child_database`); a data source is not
+            return Answer(body={"object": "block", "id": database.id, "type": "child_database",
+                                "parent": self.workspace.parent_json(database.parent), "has_children": False,
+                                "child_database": {"title": database.title}})
         page = self._find(block_id)
         if page is None:
             return self._not_found(block_id)
-        parent: dict[str, Any] = ({"type": "page_id", "page_id": page.parent} if page.parent
-                                  else {"type": "workspace", "workspace": True})
-        return Answer(body={"object": "block", "id": page.id, "parent": parent, "type": "child_page",
-                            "has_children": True, "child_page": {"title": page.title}})
+        return Answer(body={"object": "block", "id": page.id, "parent": self.workspace.parent_json(page.parent),
+                            "type": "child_page", "has_children": True, "child_page": {"title": page.title}})
+
+    def _find_database(self, database_id: str) -> NotionDatabase | None:
+        plain = database_id.replace("-", "")
+        found = next((d for d in self.workspace.databases.values() if d.id.replace("-", "") == plain), None)
+        return found if found is not None and self.workspace.readable_id(found.id) else None
+
+    def _database(self, _query: dict[str, str], _body: Any, database_id: str) -> Answer:
+        database = self._find_database(database_id)
+        if database is None:
+            return Answer(status=404, body={"object": "error", "status": 404, "code": "object_not_found",
+                                            "message": f"Could not find database with ID: {database_id}."})
+        return Answer(body={"object": "database", "id": database.id, "title": _rich(database.title),
+                            "parent": self.workspace.parent_json(database.parent), "is_inline": False,
+                            "in_trash": False, "created_time": "2026-01-05T09:00:00.000Z",
+                            "data_sources": [{"id": database.data_source, "name": database.title}]})
+
+    def _data_source(self, _query: dict[str, str], _body: Any, data_source_id: str) -> Answer:
+        plain = data_source_id.replace("-", "")
+        found = next((d for d in self.workspace.data_sources if d.replace("-", "") == plain), None)
+        database = self._find_database(self.workspace.data_sources[found]) if found is not None else None
+        if found is None or database is None:
+            return Answer(status=404, body={"object": "error", "status": 404, "code": "object_not_found",
+                                            "message": f"Could not find data source with ID: {data_source_id}."})
+        return Answer(body={"object": "data_source", "id": found, "title": _rich(database.title),
+                            "parent": {"type": "database_id", "database_id": database.id},
+                            "database_parent": self.workspace.parent_json(database.parent),
+                            "properties": {"Name": {"id": "title", "name": "Name", "type": "title", "title": {}}},
+                            "in_trash": False, "created_time": "2026-01-05T09:00:00.000Z"})
 
     def _block_json(self, block_id: str, parent: str, spec: Spec) -> dict[str, Any]:
         kind, text = spec[0], spec[1]

@@ -248,3 +248,28 @@ def test_a_source_that_fails_leaves_the_last_good_index_and_says_so(tmp_path: Pa
     status = sourced.connector_state.status("wiki")
     assert status.error == failed.failure and status.succeeded_at is not None and status.documents == 4
     assert answered_with(ask(sourced, LAPTOP, person(sourced, "bob@example.com")), ["2000 EUR"])
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "sourced-test-host.invalid"])
+def test_a_host_that_refuses_or_does_not_resolve_fails_the_sync_within_a_minute_in_one_line(
+        tmp_path: Path, host: str) -> None:
+    import socket  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    with socket.socket() as probe:  # a port nothing listens on: the connection is refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://{host.format(port=port)}/wiki"
+    sourced = application(tmp_path / "db")
+    reports = []
+    started = time.monotonic()
+    worker = threading.Thread(target=lambda: reports.append(sourced.syncer.sync(ConfluenceConnector(
+        name="wiki", url=url, spaces=["ENG"], user=USER, token=TOKEN, backoff_s=0.5))), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive(), "the sync was still retrying after 60 s"
+    assert time.monotonic() - started < 60
+    failure = reports[0].failure or ""
+    assert not reports[0].ok and f"Confluence at {url}" in failure and "\n" not in failure
+    assert "wiki" in reports[0].summary() and TOKEN not in failure

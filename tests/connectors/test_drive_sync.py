@@ -61,7 +61,7 @@ def test_each_scripted_change_is_answered_after_one_sync(tmp_path: Path, workspa
                                                          key_pair: tuple[bytes, bytes]) -> None:
     key_file = fake.key_file(tmp_path, key_pair[0])
     doc = workspace.add("Travel policy", DOC, travel("45"), shared_with=[
-        {"type": "domain", "role": "reader", "domain": "example.com"}])
+        {"type": "domain", "role": "reader", "domain": "example.com", "allowFileDiscovery": True}])
     rota = workspace.add("Support rota.md", "text/markdown", b"# Support rota\n\nThe support rota is led by "
                          b"Dana Whitfield this quarter.\n", drive="d-ops")
     review = workspace.add("Reviews.docx", DOCX, docx(("Heading1", "Reviews"), (
@@ -84,7 +84,7 @@ def test_each_scripted_change_is_answered_after_one_sync(tmp_path: Path, workspa
     reply = ask(sourced, MEALS, bob)
     assert answered_with(reply, ["52 EUR"]) and "45" not in reply["view"]["text"]
 
-    workspace.share(review, [{"type": "anyone", "role": "reader"}])  # now anyone with the link
+    workspace.share(review, [{"type": "anyone", "role": "reader", "allowFileDiscovery": True}])  # public
     sync(sourced, connector(fake, key_file))
     assert answered_with(ask(sourced, REVIEW, bob), ["March"])
     assert answered_with(ask(sourced, REVIEW, outsider), ["March"])
@@ -97,6 +97,26 @@ def test_each_scripted_change_is_answered_after_one_sync(tmp_path: Path, workspa
     workspace.trash(rota)
     assert sync(sourced, connector(fake, key_file)).removed == [f"drive:{rota}"]
     assert ask(sourced, ROTA, bob)["view"]["outcome"] == "refused"
+
+
+def test_a_file_shared_only_with_whoever_has_the_link_is_answered_to_no_one_unless_the_operator_opts_in(
+        tmp_path: Path, workspace: DriveWorkspace, fake: FakeDrive, key_pair: tuple[bytes, bytes]) -> None:
+    key_file = fake.key_file(tmp_path, key_pair[0])
+    workspace.add("Reviews.docx", DOCX, docx(("Heading1", "Reviews"), (
+        None, "Performance reviews are held every March and September.")), shared_with=[
+        {"type": "anyone", "role": "reader"},  # "anyone with the link", Drive's default for anyone
+        {"type": "domain", "role": "reader", "domain": "example.com"},  # and "anyone at example.com with the link"
+        {"type": "user", "role": "reader", "emailAddress": "alice@example.com"}])
+    sourced = application(tmp_path / "db")
+    sync(sourced, connector(fake, key_file))
+    alice, bob = person(sourced, "alice@example.com"), person(sourced, "bob@example.com")
+    assert answered_with(ask(sourced, REVIEW, alice), ["March"])  # named in the file's sharing
+    assert ask(sourced, REVIEW, bob)["view"]["outcome"] == "refused"
+    assert ask(sourced, REVIEW, person(sourced, "carol@partner.example"))["view"]["outcome"] == "refused"
+
+    opted_in = application(tmp_path / "opted-in")
+    sync(opted_in, connector(fake, key_file, link_sharing=True))
+    assert answered_with(ask(opted_in, REVIEW, person(opted_in, "bob@example.com")), ["March"])
 
 
 def test_a_second_sync_with_no_changes_lists_once(tmp_path: Path, workspace: DriveWorkspace, fake: FakeDrive,

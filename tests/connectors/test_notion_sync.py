@@ -98,3 +98,29 @@ def test_a_second_sync_with_no_changes_searches_once(tmp_path: Path, workspace: 
     second = sync(sourced, connector(fake, {wiki: ["everyone"]}, page_size=10))
     assert not second.added and not second.updated
     assert [call.path for call in fake.calls] == ["/v1/search"]
+
+
+def test_a_database_row_takes_the_audience_of_the_restricted_page_above_its_database(
+        tmp_path: Path, workspace: NotionWorkspace, fake: FakeNotion) -> None:
+    people = workspace.create("People team", [("paragraph", "Private to the people team.")], share=True)
+    _, ledger = workspace.create_database("Bonus ledger", parent=people)
+    row = workspace.create("Bonus", [("heading_1", "Bonus"), ("paragraph", "The annual bonus is paid in March.")],
+                           parent=ledger)  # a row: its parent is the database's data source
+    sourced = application(tmp_path / "db")
+    report = sync(sourced, connector(fake, {people: ["user:alice@example.com"]}, audience=["everyone"]))
+    assert f"notion:{row.replace('-', '')}" in report.added
+    alice, bob = person(sourced, "alice@example.com"), person(sourced, "bob@example.com")
+    assert answered_with(ask(sourced, BONUS, alice), ["March"])
+    assert ask(sourced, BONUS, bob)["view"]["outcome"] == "refused"  # not the connector's `[everyone]`
+    assert ask(sourced, BONUS, alice, bob)["view"]["outcome"] == "refused"
+
+
+def test_a_page_whose_walk_up_stops_short_of_the_workspace_is_stored_for_no_one(
+        tmp_path: Path, workspace: NotionWorkspace, fake: FakeNotion) -> None:
+    board = workspace.create("Board", [("paragraph", "Board only.")])  # not shared with the integration
+    minutes = workspace.create("Board minutes", [("paragraph", "The annual bonus is paid in July.")],
+                               parent=board, share=True)  # shared alone: its root cannot be told
+    sourced = application(tmp_path / "db")
+    report = sync(sourced, connector(fake, {}, audience=["everyone"]))
+    assert f"notion:{minutes.replace('-', '')}" not in report.added
+    assert ask(sourced, BONUS, person(sourced, "bob@example.com"))["view"]["outcome"] == "refused"

@@ -68,3 +68,24 @@ def test_sourced_ingest_names_each_failed_file_and_exits_1(hostile: Path, tmp_pa
     errors = [line for line in captured.err.splitlines() if line.startswith("error: ")]
     assert len(errors) == 7 and any(line.startswith("error: locked.pdf: is encrypted") for line in errors)
     assert "1 document: 1 added" in captured.out and "7 files failed" in captured.out
+
+
+def test_a_page_nested_hundreds_deep_is_refused_and_the_other_files_are_ingested(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "kb"
+    folder.mkdir()
+    (folder / "deep.html").write_text("<html><body><h1>Deep</h1>" + "<div><ul><li>" * 300 + "<p>Deep text.</p>"
+                                      + "</li></ul></div>" * 300 + "</body></html>", encoding="utf-8")
+    (folder / "good.html").write_text("<html><head><title>Good</title></head><body><h1>Good</h1>"
+                                      "<p>The good page reads as it always has.</p></body></html>", encoding="utf-8")
+    (folder / "notes.md").write_text("# Notes\n\nThe notes read too.\n", encoding="utf-8")
+    result = load_knowledge_base(folder)
+    assert sorted(document.path.as_posix() for document in result.documents) == ["good.html", "notes.md"]
+    assert [(error.path.as_posix(), "nests its elements" in error.reason) for error in result.errors] == [
+        ("deep.html", True)]
+    monkeypatch.setenv("SOURCED_DATABASE_URL", f"sqlite:///{tmp_path / 'sourced.db'}")
+    monkeypatch.setenv("SOURCED_EMBEDDER", "none")
+    assert main(["ingest", str(folder)]) == 1  # one file failed, said, and the run finished
+    captured = capsys.readouterr()
+    assert any(line.startswith("error: deep.html: nests its elements") for line in captured.err.splitlines())
+    assert "2 documents: 2 added" in captured.out and "1 file failed" in captured.out

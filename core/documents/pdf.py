@@ -4,12 +4,16 @@ and link annotations, page by page (each page's caches freed after it, so memory
 A PDF has no headings, only type: the body size is the size most characters are set in, a short line set
 larger (or all bold) is a heading, and the heading sizes ranked give the levels. Lines close together are one
 paragraph (joined across the wrap), a line opening with a bullet or a number is a list item nested by its
-indent, a ruled table is a table with its first row as header. Running headers, footers and page numbers
-(the same line on most pages, at the top or bottom) are left out. Every block carries its page.
+indent, a ruled table is a table with its first row as header. Columns are found before tables: two columns of
+prose side by side are read left column first, each top to bottom, never as the rows of one table. A table
+without rules (word runs starting at the same columns) ends at a heading or a line across its columns, and a
+header cell wrapped over lines is read whole. Running headers, footers and page numbers (the same line on most
+pages, at the top or bottom) are left out. Every block carries its page.
 
 A PDF with no text layer (a scan) and an encrypted one are refused: there is no OCR here, and no password.
 """
 
+import math
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -41,8 +45,12 @@ MARGIN_SHARE: Final = 0.12
 MAX_PAGES: Final = 5000
 COLUMN_GAP: Final = 1.0
 """Words further apart than this many times the font size stand in different columns of a table."""
+COLUMN_LINES: Final = 4
+"""Lines each side of a gutter holds at least, for a page to be read as columns."""
 ALIGNMENT: Final = 3.0
 """Points by which the cells of one column may start apart."""
+HEADER_LINES: Final = 2
+"""Lines above a borderless table's header that may hold the first words of its wrapped header cells."""
 _BULLET: Final = re.compile(r"^(?:[\u2022\u25cf\u25cb\u25e6\u25aa\u25ab\u25a0\u25a1\u2023\u2043\u2013\u2014\u00b7*-]"
                             r"|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+")
 _BULLET_ONLY: Final = re.compile(r"^(?:[\u2022\u25cf\u25cb\u25e6\u25aa\u25ab\u25a0\u25a1\u2023\u2043\u2013\u2014"
@@ -69,6 +77,8 @@ class _Word:
 class _Line:
     words: list[_Word]
     page: int
+    flow: int = 0
+    """Which of the page's flows (full width, or one column of a run of columns) the line stands in."""
     margin: bool = False
 
     @property
@@ -169,16 +179,133 @@ def _read_pages(pdf: Any) -> _Pages:
 
 
 def _page_items(page: Any, number: int) -> list[_Item]:
-    """A page's lines and tables in reading order (top to bottom), table text apart from the lines."""
+    """A page's lines and ruled tables in reading order: flow by flow (full width, then a run of columns left
+    to right), top to bottom within each, table text apart from the lines."""
     tables = _tables(page) if page.rects or page.lines else []
     boxes = [table.bbox for table in tables]
     words = page.extract_words(extra_attrs=["size", "fontname"], keep_blank_chars=False)
     links = [link for link in page.hyperlinks if link.get("uri")]
     kept = [_word(word, links) for word in words if not any(_inside(word, box) for box in boxes)]
-    lines = _with_aligned_tables(list(_lines(kept, number, page.height)), number)
-    placed: list[_Item] = [_PlacedTable(top=float(table.bbox[1]), page=number, rows=rows)
-                           for table in tables if (rows := _rows(table))]
-    return sorted([*lines, *placed], key=lambda item: item.top)
+    items: list[_Item] = []
+    for index, flow in enumerate(_flows(list(_lines(kept, number, page.height)))):
+        lines = _lines([word for word in kept if flow.holds((word.x0, word.top, word.x1, word.bottom))], number,
+                       page.height, flow=index)
+        placed = [_PlacedTable(top=float(table.bbox[1]), page=number, rows=rows) for table in tables
+                  if flow.holds(table.bbox) and (rows := _rows(table))]
+        items.extend(sorted([*lines, *placed], key=lambda item: item.top))
+    return items
+
+
+# -- columns --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Flow:
+    """A part of a page read top to bottom on its own: the full width between two heights, or one column."""
+    top: float = -math.inf
+    bottom: float = math.inf
+    left: float = -math.inf
+    right: float = math.inf
+
+    def holds(self, box: tuple[float, float, float, float]) -> bool:
+        """Does the middle of `box` (x0, top, x1, bottom, as pdfplumber gives it) stand in this flow?"""
+        middle_x, middle_y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        return self.left <= middle_x < self.right and self.top <= middle_y < self.bottom
+
+
+@dataclass(frozen=True, kw_only=True)
+class _ColumnRun:
+    """Consecutive lines `start`..`end` (exclusive) that no word crosses at `gutter`, text on both sides."""
+    start: int
+    end: int
+    gutter: float
+
+
+def _flows(lines: Sequence[_Line], flow: _Flow | None = None) -> list[_Flow]:
+    """The page's flows in reading order: full width down to a run of columns, its left column, its right
+    column, then the rest of the page (which may hold another run). Found before tables, so the lines of two
+    columns side by side are never read as the rows of one table."""
+    area = flow or _Flow()
+    run = _column_run(lines)
+    if run is None:
+        return [area]
+    top, bottom = lines[run.start].top, lines[run.end - 1].bottom
+    columns = [_Flow(top=top, bottom=bottom, right=run.gutter), _Flow(top=top, bottom=bottom, left=run.gutter)]
+    above = [_Flow(top=area.top, bottom=top)]
+    return [*above, *columns, *_flows(lines[run.end:], _Flow(top=bottom, bottom=area.bottom))]
+
+
+def _column_run(lines: Sequence[_Line]) -> _ColumnRun | None:
+    """The longest run of two columns of prose, if any: its gutter stands in the middle of the text (30% to 70%
+    of its width), each side holds COLUMN_LINES lines at least, and each side reads as prose (a borderless
+    table's columns stay a table)."""
+    body = [line for line in lines if not line.margin]
+    if not body:
+        return None
+    left_edge, right_edge = min(line.x0 for line in body), max(line.words[-1].x1 for line in body)
+    middle = (left_edge + (right_edge - left_edge) * 0.3, left_edge + (right_edge - left_edge) * 0.7)
+    runs = [_run_at(lines, start - 1) for start in _column_starts(body, middle)]
+    found = [run for run in runs if run is not None and _reads_as_prose(lines, run, left_edge)]
+    return max(found, key=lambda run: run.end - run.start, default=None)
+
+
+def _column_starts(lines: Sequence[_Line], middle: tuple[float, float]) -> list[int]:
+    """Where three lines or more start a run of words in the middle of the text: a column's left edge."""
+    starts = Counter(round(cell[0].x0) for line in lines for cell in _cells(line) if
+                     middle[0] <= cell[0].x0 <= middle[1])
+    return sorted(start for start, count in starts.items() if count >= 3)
+
+
+def _run_at(lines: Sequence[_Line], gutter: float) -> _ColumnRun | None:
+    """The longest run of lines clear at `gutter` with COLUMN_LINES on each side; a line that continues a
+    full-width paragraph above is left to it."""
+    best: _ColumnRun | None = None
+    start = 0
+    for end in range(len(lines) + 1):
+        if end < len(lines) and not _crosses(lines[end], gutter):
+            continue
+        if start < end and _ends_paragraph_above(lines, start):
+            start += 1
+        if _sides(lines[start:end], gutter) and (best is None or end - start > best.end - best.start):
+            best = _ColumnRun(start=start, end=end, gutter=gutter)
+        start = end + 1
+    return best
+
+
+def _ends_paragraph_above(lines: Sequence[_Line], index: int) -> bool:
+    """Is the line at `index` the last line of the full-width paragraph just above it?"""
+    return index > 0 and lines[index].size == lines[index - 1].size and _close(lines[index - 1], lines[index])
+
+
+def _crosses(line: _Line, gutter: float) -> bool:
+    return any(word.x0 < gutter < word.x1 for word in line.words)
+
+
+def _sides(lines: Sequence[_Line], gutter: float) -> bool:
+    left = sum(1 for line in lines if line.words[0].x1 <= gutter)
+    right = sum(1 for line in lines if line.words[-1].x0 >= gutter)
+    return min(left, right) >= COLUMN_LINES
+
+
+def _reads_as_prose(lines: Sequence[_Line], run: _ColumnRun, left_edge: float) -> bool:
+    """Each side a column of prose: its lines one run of words each (a table's rows break into cells), and half
+    the left side's lines, or more, ending in the last quarter of its width (wrapped text fills its column)."""
+    sides = [_side(line, run.gutter, left=left) for line in lines[run.start:run.end] for left in (True, False)]
+    parts = [part for part in sides if part]
+    if sum(1 for part in parts if len(_cells(part)) > 1) * 5 > len(parts):
+        return False
+    ends = [part.words[-1].x1 for part in sides[::2] if part]
+    reach = run.gutter - (run.gutter - left_edge) * 0.25
+    return sum(1 for end in ends if end >= reach) * 2 >= len(ends)
+
+
+def _side(line: _Line, gutter: float, *, left: bool) -> _Line | None:
+    """The part of a line on one side of a gutter, None when it has no word there."""
+    words = [word for word in line.words if (word.x1 <= gutter) == left]
+    return _Line(words=words, page=line.page, flow=line.flow) if words else None
+
+
+# -- tables ---------------------------------------------------------------------------------------------------
 
 
 def _tables(page: Any) -> list[Any]:
@@ -204,20 +331,20 @@ def _word(word: dict[str, Any], links: Sequence[dict[str, Any]]) -> _Word:
                  link=target)
 
 
-def _lines(words: Sequence[_Word], page: int, height: float) -> Iterator[_Line]:
+def _lines(words: Sequence[_Word], page: int, height: float, *, flow: int = 0) -> Iterator[_Line]:
     """Words on about the same baseline, left to right, as one line."""
     current: list[_Word] = []
     for word in sorted(words, key=lambda w: (round(w.top), w.x0)):
         if current and (abs(word.top - current[-1].top) > 0.5 * max(word.size, 1) or word.x0 < current[-1].x0):
-            yield _line(current, page, height)
+            yield _line(current, page, height, flow)
             current = []
         current.append(word)
     if current:
-        yield _line(current, page, height)
+        yield _line(current, page, height, flow)
 
 
-def _line(words: list[_Word], page: int, height: float) -> _Line:
-    line = _Line(words=words, page=page)
+def _line(words: list[_Word], page: int, height: float, flow: int) -> _Line:
+    line = _Line(words=words, page=page, flow=flow)
     line.margin = line.bottom < height * MARGIN_SHARE or line.top > height * (1 - MARGIN_SHARE)
     return line
 
@@ -233,44 +360,93 @@ def _cells(line: _Line) -> list[list[_Word]]:
     return cells
 
 
-def _with_aligned_tables(lines: list[_Line], page: int) -> list[_Item]:
+@dataclass(kw_only=True)
+class _Grid:
+    """A table drawn without rules, as it is read line by line: where its columns start, and its rows."""
+    starts: list[float]
+    rows: list[list[str]]
+    top: float
+    page: int
+
+
+def _with_aligned_tables(items: Sequence[_Item], body: float) -> list[_Item]:
     """Tables drawn without rules (as Word and pandoc write them): three lines or more, close together, whose
     word runs start at the same columns. A line with nothing in the first column continues the row above (a
-    cell's text wrapped); a bullet and its text are a list item, never two columns."""
-    items: list[_Item] = []
+    cell's text wrapped); a bullet and its text are a list item, never two columns. The table ends at a heading
+    or at a line running across its columns (a full-width paragraph); a header cell wrapped upwards (set at the
+    bottom of its row) is joined from the lines just above."""
+    found: list[_Item] = []
     index = 0
-    while index < len(lines):
-        header = _cells(lines[index])
-        starts = [cell[0].x0 for cell in header]
-        rows = [[_cell_text(cell) for cell in header]]
-        end = index + 1
-        while len(header) > 1 and not _BULLET_ONLY.match(rows[0][0]) and end < len(lines) and _close(
-                lines[end - 1], lines[end], spacing=1.4):
-            columns = _columns(_cells(lines[end]), starts)
-            if columns is None:
-                break
-            if columns.get(0) is None:
-                for column, text in columns.items():
-                    rows[-1][column] = f"{rows[-1][column]} {text}".strip()
-            else:
-                rows.append([columns.get(column, "") for column in range(len(starts))])
-            end += 1
-        if len(rows) >= 3:
-            items.append(_PlacedTable(top=lines[index].top, page=page, rows=rows))
-            index = end
+    while index < len(items):
+        item = items[index]
+        if isinstance(item, _Line) and (table := _aligned_table(items, index, body)) is not None:
+            grid, index = table
+            _join_header_above(found, grid, item)
+            found.append(_PlacedTable(top=grid.top, page=grid.page, rows=grid.rows))
         else:
-            items.append(lines[index])
+            found.append(item)
             index += 1
-    return items
+    return found
+
+
+def _aligned_table(items: Sequence[_Item], index: int, body: float) -> tuple[_Grid, int] | None:
+    """The borderless table starting at the line `items[index]`, and the index after it; None when there is
+    none."""
+    first = items[index]
+    header = _cells(first) if isinstance(first, _Line) else []
+    if len(header) < 2 or _BULLET_ONLY.match(_cell_text(header[0])):
+        return None
+    grid = _Grid(starts=[cell[0].x0 for cell in header], rows=[[_cell_text(cell) for cell in header]],
+                 top=first.top, page=first.page)
+    end = index + 1
+    while end < len(items) and _adds_row(grid, items[end - 1], items[end], body):
+        end += 1
+    return (grid, end) if len(grid.rows) >= 3 else None
+
+
+def _adds_row(grid: _Grid, previous: _Item, line: _Item, body: float) -> bool:
+    """Add `line` to the table as a row, or to the row above as its cells' wrapped text; False when it is no
+    part of the table (far below, out of the columns, a heading)."""
+    if not (isinstance(previous, _Line) and isinstance(line, _Line) and _close(previous, line, spacing=1.4)):
+        return False
+    columns = _columns(_cells(line), grid.starts)
+    if columns is None or (list(columns) == [0] and _is_heading(line, body)):
+        return False
+    if 0 in columns:
+        grid.rows.append([columns.get(column, "") for column in range(len(grid.starts))])
+    else:
+        for column, text in columns.items():
+            grid.rows[-1][column] = f"{grid.rows[-1][column]} {text}".strip()
+    return True
+
+
+def _join_header_above(found: list[_Item], grid: _Grid, first: _Line) -> None:
+    """Header cells wrapped over lines and set at the bottom of their row ("Paid days per" above "year"): the
+    lines just above the header, as close as one cell's lines and within its columns, are the cells' first
+    words."""
+    lower = first
+    for _ in range(HEADER_LINES):
+        upper = found[-1] if found else None
+        if not (isinstance(upper, _Line) and _close(upper, lower, spacing=0.5)):
+            return
+        columns = _columns(_cells(upper), grid.starts)
+        if columns is None:
+            return
+        for column, text in columns.items():
+            grid.rows[0][column] = f"{text} {grid.rows[0][column]}".strip()
+        grid.top = upper.top
+        found.pop()
+        lower = upper
 
 
 def _columns(cells: list[list[_Word]], starts: Sequence[float]) -> dict[int, str] | None:
-    """The cells of a line by the column each starts in; None when one starts between columns or two share one."""
+    """The cells of a line by the column each starts in; None when one starts between columns, two share one,
+    or one runs on into the next column (a paragraph across the table)."""
     found: dict[int, str] = {}
     for cell in cells:
         column = next((number for number, start in enumerate(starts) if abs(cell[0].x0 - start) <= ALIGNMENT),
                       None)
-        if column is None or column in found:
+        if column is None or column in found or (column + 1 < len(starts) and cell[-1].x1 > starts[column + 1]):
             return None
         found[column] = _cell_text(cell)
     return found
@@ -297,8 +473,9 @@ def _shape(text: str) -> str:
 
 def _document(read: _Pages, metadata: dict[str, Any], warnings: list[str]) -> Document:
     body = read.sizes.most_common(1)[0][0] if read.sizes else 0.0
-    levels = _heading_levels(read.items, body)
-    events = list(_events(read.items, body, levels))
+    items = _with_aligned_tables(read.items, body)
+    levels = _heading_levels(items, body)
+    events = list(_events(items, body, levels))
     first = next((event for event in events if isinstance(event, Heading)), None)
     title = _metadata_title(metadata) or (first.text if first is not None and first.level == 1 else None)
     return Document(sections=tuple(sections_of(events)), title=title, updated=_metadata_day(metadata),
@@ -355,8 +532,9 @@ def _same_heading(line: _Line, following: _Item, body: float) -> bool:
 
 
 def _close(upper: _Line, lower: _Line, *, spacing: float = 0.7) -> bool:
-    """Is `lower` the next line of the same paragraph as `upper` (no blank line between, same page)?"""
-    return upper.page == lower.page and lower.top - upper.bottom < spacing * max(upper.size, lower.size)
+    """Is `lower` the next line of the same paragraph as `upper` (no blank line between, same page and flow)?"""
+    return ((upper.page, upper.flow) == (lower.page, lower.flow)
+            and lower.top - upper.bottom < spacing * max(upper.size, lower.size))
 
 
 def _blocks(lines: Sequence[_Line], body: float) -> Iterator[Block]:
@@ -383,8 +561,9 @@ def _blocks(lines: Sequence[_Line], body: float) -> Iterator[Block]:
 
 
 def _continues(upper: _Line, lower: _Line) -> bool:
-    """Same paragraph: close below on the same page, or, across a page break, a sentence not yet ended."""
-    if upper.page != lower.page:
+    """Same paragraph: close below in the same flow, or, across a page or column break, a sentence not yet
+    ended."""
+    if (upper.page, upper.flow) != (lower.page, lower.flow):
         return not upper.text.endswith(_SENTENCE_END) and lower.text[:1].islower()
     return _close(upper, lower) and abs(upper.size - lower.size) < 0.5
 

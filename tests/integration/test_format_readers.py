@@ -72,6 +72,34 @@ def test_the_word_file_it_was_made_from_reads_the_same(files: dict) -> None:
     assert all(chunk["page"] is None for chunk in docx.values())  # Word has no pages until it lays one out
 
 
+def test_a_two_column_pdf_is_read_column_by_column_not_as_a_table(files: dict) -> None:
+    pdf = chunks(files, "security-bulletin.pdf")  # LibreOffice, a section in two columns on the same baselines
+    assert list(pdf) == ["Security Bulletin", "Security Bulletin > Lost or stolen devices",
+                         "Security Bulletin > Phishing", "Security Bulletin > Passwords",
+                         "Security Bulletin > Travelling abroad"]  # the left column top to bottom, then the right
+    assert pdf["Security Bulletin > Lost or stolen devices"]["statements"] == [
+        "Report a lost or stolen laptop to the service desk within one hour, on extension 4400 or at "
+        "security@example.com.", "The desk locks the device remotely and wipes it after 24 hours unless it is found."]
+    assert pdf["Security Bulletin > Passwords"]["statements"][0] == (
+        "Passwords must be at least 14 characters long and are changed only when a breach is suspected.")
+
+
+def test_a_borderless_table_ends_at_the_next_heading_and_joins_its_wrapped_header_cell(files: dict) -> None:
+    pdf = chunks(files, "leave-policy.pdf")  # pandoc's Word file printed by LibreOffice: header cells at the bottom
+    assert list(pdf) == ["Leave Policy > Leave entitlements", "Leave Policy > Leave entitlements > Carry-over",
+                         "Leave Policy > Leave entitlements > Parental leave"]
+    assert pdf["Leave Policy > Leave entitlements"]["statements"] == [
+        "Every employee accrues leave from the first day of employment.",
+        "Leave type: Annual leave; Paid days per year: 25 days; Notice needed: Two weeks for more than three days",
+        "Leave type: Sick leave; Paid days per year: 10 days; Notice needed: None; tell your manager by nine on the "
+        "first day",
+        "Leave type: Volunteering leave; Paid days per year: 2 days; Notice needed: One week"]
+    assert pdf["Leave Policy > Leave entitlements > Parental leave"]["statements"] == [
+        "Parents take up to 16 weeks of paid leave within a year of the birth or adoption."]
+    docx = chunks(files, "leave-policy.docx")
+    assert [c["statements"] for c in pdf.values()] == [c["statements"] for c in docx.values()]
+
+
 def test_an_odt_printed_to_pdf_keeps_its_numbered_list_and_ruled_table(files: dict) -> None:
     pdf = chunks(files, "onboarding.pdf")
     assert "Set up single sign-on with the IT desk" in pdf["Engineering Onboarding > First week"]["statements"]

@@ -41,6 +41,7 @@ from core.retrieval.postgres_index import PostgresIndex
 from core.storage.audit_log import SqlAuditLog
 from core.storage.catalog import SqlActivityLog, SqlCatalog
 from core.storage.connectors import SqlConnectorState, SqlSourcePrincipals
+from core.storage.corpus import SqlCorpus
 from core.storage.database import make_engine, migrate
 from core.storage.postgres import prepare_vectors
 from core.storage.repositories import ConversationTurns, FeedbackLog, PendingClarifications, ProcessedEvents
@@ -231,6 +232,7 @@ def bootstrap(
         stale_after_days=config.stale_after_days,
         unverified_claims=config.unverified_claims,
         organisation=tuple(config.organisation),
+        corpus=SqlCorpus(engine),
         followups=followups,
     )
     ingestor = (EmbeddingIngestor(engine, embedder, progress=progress, rules=config.source_rules()) if embedder

@@ -40,6 +40,7 @@ from core.application.ports import (
     AnswerModel,
     AuditSink,
     Clock,
+    Corpus,
     Embedder,
     FollowUps,
     GenerationRequest,
@@ -181,6 +182,7 @@ class Orchestrator:
         quotes_the_ranking: bool = False,
         unverified_claims: UnverifiedClaims = "drop",
         organisation: tuple[str, ...] = (),
+        corpus: Corpus | None = None,
         stale_after_days: int = STALE_AFTER_DAYS,
         followups: FollowUps | None = None,
     ) -> None:
@@ -204,6 +206,7 @@ class Orchestrator:
         self._gate = answerability_gate
         self._unverified_claims = unverified_claims
         self._organisation = organisation  # who the documents' "we" is: a claim may name it in its place
+        self._corpus = corpus
         self._quotes_the_ranking = quotes_the_ranking  # the extractive model: its quote is the ranker's choice
         self._stale_after_days = stale_after_days
         self._followups = followups or OfflineFollowUps()
@@ -435,7 +438,7 @@ class Orchestrator:
         question (the reader); the claim then cites the chunk its quote stands in, and the audit records where.
         A later claim the guard cannot verify is dropped when the policy says so (the audit's detail names it)."""
         by_id = {chunk.chunk_id: chunk for chunk in usable}
-        asking = Asking(question=question, given=usable, organisation=self._organisation)
+        asking = Asking(question=question, given=usable, organisation=self._organisation_names())
         markers: dict[str, Citation] = {}
         claims: list[Claim] = []
         quotes: list[QuoteAnchor] = []
@@ -511,6 +514,16 @@ class Orchestrator:
         if evidence.verified and self._verifier is not None:
             return f"{self._model.prompt_version}+{self._verifier.prompt_version}"
         return self._model.prompt_version
+
+    def _organisation_names(self) -> tuple[str, ...]:
+        """Who the documents' "we" is: the configured names, and those the knowledge base itself shows (a storage
+        failure leaves the configured ones: the guard is then only stricter)."""
+        try:
+            found = self._corpus.organisation_names() if self._corpus is not None else frozenset()
+        except Exception:  # the corpus is an adapter over the database
+            log.warning("the organisation's names could not be read; using the configured ones")
+            found = frozenset()
+        return (*self._organisation, *sorted(found))
 
     def _owner(self, question: Question, permitted: Sequence[RetrievedChunk]) -> str | None:
         return self._router.owner_for(question.text, permitted)

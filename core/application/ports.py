@@ -170,6 +170,15 @@ class TurnStore(Protocol):
     def record(self, thread: Thread, *, message_id: str, correlation_id: str, turn: Turn) -> None: ...
 
 
+class Corpus(Protocol):
+    """What the whole knowledge base says of itself, read by the guard."""
+
+    def organisation_names(self) -> frozenset[str]:
+        """The names (lower-cased words) the organisation the documents speak for goes by: see
+        `quote_context.organisation_names`."""
+        ...
+
+
 class AuditSink(Protocol):
     def write(self, record: AuditRecord) -> None: ...
 

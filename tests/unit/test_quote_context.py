@@ -5,7 +5,7 @@ Each rule with a faithful claim it now passes and the fabrication beside it that
 
 from core.application.checks import Supported, Unsupported, claim_support
 from core.application.envelope import EnvelopeClaim
-from core.application.quote_context import Asking
+from core.application.quote_context import Asking, organisation_names
 from core.domain import RetrievedChunk
 from tests.unit.fakes import chunk
 
@@ -103,3 +103,11 @@ def test_a_list_quoted_under_its_lead_in_is_one_statement() -> None:
              "billing.\n- The invoice is unpaid.")
     passes("To get a refund, the request must be made within 30 days of billing and the invoice must be unpaid.",
            CRITERIA, quote)
+
+
+def test_the_organisation_is_the_name_nearly_every_document_writes_a_vendor_is_not() -> None:
+    documents = [(f"doc-{n}", f"Travel is booked at Northwind by the office. Claims go through Ledgerly{n % 2}.")
+                 for n in range(4)]
+    documents += [("doc-4", "Laptops are ordered from Ledgerly by the desk. At Northwind, we lend them.")]
+    assert organisation_names(documents) == frozenset({"northwind"})
+    assert organisation_names(documents[:2]) == frozenset()  # too few documents to tell

@@ -429,8 +429,9 @@ def _outside(anchor: Anchor) -> str:
 
 
 def _flipped_polarity(claim_text: str, evidence: str) -> str | None:
-    """The claim denies what its quote affirms, or the reverse: their negations differ in number."""
-    used = _used_clauses(claim_text, evidence)
+    """The claim denies what its quote affirms, or the reverse: their negations differ in number. A clause read
+    more than once (a list's lead-in, repeated before each quoted item) counts once."""
+    used = list(dict.fromkeys(_used_clauses(claim_text, evidence)))
     claimed, stated = facts.negations(claim_text), sum(facts.negations(clause) for clause in used)
     if claimed != stated:
         return f"negation flipped: {claimed} in the claim, {stated} in {' '.join(used)!r}"

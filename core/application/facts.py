@@ -56,7 +56,8 @@ _ALSO: Final[dict[str, Direction]] = {"within": "before"}
 _MONEY: Final = r"(?:US\$|\$|€|£|USD\s?|EUR\s?|GBP\s?)?"
 _RANGE: Final = re.compile(rf"{_MONEY}(?P<low>{_NUMBER})\s*(?:to|-|\u2013|and)\s*{_MONEY}(?P<high>{_NUMBER})")
 _NEGATION: Final = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without|except|"
-                              r"unless)\b|n['\u2019]t\b", re.IGNORECASE)
+                              r"unless)\b|n['\u2019]t\b|[\u274c\u2716\U0001f6ab]", re.IGNORECASE)
+"""Words that deny, and the marks that do in lists of dos and don'ts (❌, ✖, 🚫)."""
 _MODALITIES: Final[tuple[tuple[Modality, str], ...]] = (
     ("obligation", r"must|shall|required|requires?|ha(?:ve|s) to|needs? to|mandatory|obliged|obligatory|"
                    r"compulsory"),

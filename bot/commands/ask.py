@@ -21,7 +21,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--email", default=None,
                         help="ask as the person with this e-mail address: what the connectors' sources share with "
                              "the address, its domain and its groups (as a Slack user with a verified e-mail)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object (`kind`: the audit's true kind; `presented_as`: the reply's)")
     add_config_option(parser)
     add_demo_option(parser)
     parser.set_defaults(run=run)
@@ -42,11 +43,25 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def audit_note(kind: str, presented: str) -> str:
+    """The operator's line under a reply whose audit kind differs from the kind it presents. Only `not_permitted`
+    does: it means a document this asker may not see matches the question (the unscoped probe, by score alone),
+    not that the document answers it, so someone holding its roles may still be refused."""
+    if kind == "not_permitted":
+        return (f"audit: not_permitted (a document this asker may not see matches the question; not checked whether "
+                f"it answers). The reply is exactly the {presented} one.")
+    return f"audit: {kind}. The reply is exactly the {presented} one."
+
+
 def print_outcome(console: Console, outcome: Outcome) -> None:
-    """A readable rendering for the terminal: the reply, then its sources or starting points."""
+    """A readable rendering for the terminal: the kind the reply presents (what the asker sees; `not_permitted`
+    presents as `not_in_corpus` or `not_retrieved`), the audit's true kind beneath it when that differs, the
+    reply, then its sources or starting points."""
     view = outcome_as_dict(outcome)
     style = {"answered": "green", "clarify": "yellow"}.get(view["outcome"], "red")
-    console.print(f"[{style}]{view['outcome']}[/] ({view['kind']})", highlight=False)
+    console.print(f"[{style}]{view['outcome']}[/] ({view['presented_as']})", highlight=False)
+    if view["kind"] != view["presented_as"]:
+        console.print(f"[dim]{audit_note(view['kind'], view['presented_as'])}[/]", highlight=False, soft_wrap=True)
     console.print(view["text"], markup=False, highlight=False)
     for citation in view["citations"]:
         console.print(f"  [{citation['n']}] {citation['title']} > {citation['heading'].split(' > ')[-1]}"

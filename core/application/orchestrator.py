@@ -526,7 +526,7 @@ class Orchestrator:
         return (*self._organisation, *sorted(found))
 
     def _owner(self, question: Question, permitted: Sequence[RetrievedChunk]) -> str | None:
-        return self._router.owner_for(question.text, permitted)
+        return self._router.owner_for(question.text, permitted, floor=self._policy.floor)
 
     def _refuse(self, kind: RefusalKind, evidence: Evidence, *, owner: str | None, text: str | None = None,
                 shown_as: RefusalKind | None = None) -> Refused:

@@ -1,4 +1,5 @@
-"""Who owns a question Sourced cannot answer: a known gap, else the nearest permitted document's owner."""
+"""Who owns a question Sourced cannot answer: a known gap, else the owner of the nearest permitted document that
+matches the question clearly (at or above the retrieval floor), else the default owner."""
 
 import re
 from collections.abc import Sequence
@@ -41,12 +42,16 @@ class OwnerRouter:
                 return gap
         return None
 
-    def owner_for(self, question: str, permitted: Sequence[RetrievedChunk]) -> str | None:
-        """Routing uses only what the audience may see, so a refusal never hints at a hidden document."""
+    def owner_for(self, question: str, permitted: Sequence[RetrievedChunk], *, floor: float) -> str | None:
+        """Routing uses only what the audience may see, so a refusal never hints at a hidden document.
+
+        A document below `floor` (the retrieval policy's, the one below which a refusal is `not_retrieved`) is
+        only a loose match: it shares a word or two with the question, not its topic, and its owner would send
+        a bonus question to IT. Such matches route to `default_owner`, as no match at all does."""
         gap = self.gap_for(question, ())
         if gap is not None:
             return gap.owner
         for chunk in permitted:
-            if chunk.passage.owner:
+            if chunk.score >= floor and chunk.passage.owner:
                 return chunk.passage.owner
         return self.default_owner

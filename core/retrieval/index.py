@@ -27,11 +27,13 @@ milliseconds (up to 100 when a rare term's few rows sent the whole query to FTS5
 of the FTS5 index (it rewrites its structure record on every write) is read once into NumPy arrays: per term
 its rows and in-row frequencies (from an `fts5vocab` instance table), per row its length (FTS5's own
 `docsize` record) and its document, per document its audience. A query then computes FTS5's BM25 with
-FTS5's own arithmetic, the same operations in the same order on IEEE doubles (so the same numbers, and the
-same ties, broken by row id as FTS5's `ORDER BY bm25(), rowid`), masks out the rows the audience may not
-see, and takes the top-k. Reading a generation takes under two seconds per 100k chunks, paid by the first
-question after an ingest; the arrays keep about 6 bytes per (term, row) pair (30 MB at 100k chunks), and
-reading them briefly takes about three times that. An audience's view of a generation (its row mask, row
+FTS5's own arithmetic, the same operations in the same order on IEEE doubles (so the same numbers), masks
+out the rows the audience may not see, and takes the top-k. Equal scores are ordered by chunk id (code point
+order, SQLite's binary collation), as on PostgreSQL (`COLLATE "C"`) and in the fusion: which of two tied chunks
+is shown, or falls past the top-k, never depends on the database or on the order the chunks were ingested in.
+Reading a generation takes under two seconds per 100k chunks, paid by the first question after an ingest; the
+arrays keep about 6 bytes per (term, row) pair (30 MB at 100k chunks), and reading them briefly takes about
+three times that. An audience's view of a generation (its row mask, row
 count and token total) is computed on its first question, a few milliseconds at 100k chunks, and kept for the
 generation; a term's document count among the rows an audience may see is one pass over its postings.
 """
@@ -164,6 +166,10 @@ _ROW_SIZES: Final = text("SELECT group_concat(id), group_concat(length(sz)), gro
                          "FROM (SELECT id, sz FROM chunks_fts_docsize ORDER BY id)")
 _ROW_DOCUMENTS: Final = text(
     "SELECT doc_id, group_concat(fts_rowid) FROM chunks WHERE fts_rowid IS NOT NULL GROUP BY doc_id")
+_ROWS_BY_CHUNK_ID: Final = text(
+    "SELECT group_concat(fts_rowid) FROM (SELECT fts_rowid FROM chunks WHERE fts_rowid IS NOT NULL "
+    "ORDER BY chunk_id COLLATE BINARY)")
+"""The index's rows in the order of their chunks' ids: how equal scores are ordered."""
 _ALL_ROLES: Final = text("SELECT doc_id, role FROM document_roles")
 
 
@@ -231,7 +237,7 @@ class SqliteIndex:
             wanted = max(limit * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
             ranked = generation.top(selective, view, stats, wanted)
             if len(ranked) >= wanted:
-                return _rescored(connection, ranked, terms, stats)[:limit]
+                return generation.ordered(_rescored(connection, ranked, terms, stats))[:limit]
         present = selective + rest
         return generation.top(present, view, stats, limit) if present else []
 
@@ -255,16 +261,17 @@ class SqliteIndex:
 class _Generation:
     """One generation of the full-text index in memory, as the arrays a BM25 query needs.
 
-    Rows are numbered by position, in row-id order, so a tie broken by position is broken by row id.
-    Postings are grouped by term (`spans`), each group in row order: its rows (`positions`) and how often
-    the term occurs in each (`frequencies`).
+    Rows are numbered by position, in row-id order; `ties` gives each position its chunk's rank in chunk-id order,
+    which orders equal scores. Postings are grouped by term (`spans`), each group in row order: its rows
+    (`positions`) and how often the term occurs in each (`frequencies`).
     """
 
     def __init__(self, *, key: bytes, spans: dict[str, tuple[int, int]],
                  positions: npt.NDArray[np.int32], frequencies: Frequencies,
                  rowids: Positions, lengths: Floats, documents: npt.NDArray[np.int32],
-                 audiences: Sequence[frozenset[str]]) -> None:
+                 audiences: Sequence[frozenset[str]], ties: Positions) -> None:
         self.key = key
+        self._ties = ties
         self._spans = spans
         self._positions = positions
         self._frequencies = frequencies
@@ -291,7 +298,8 @@ class _Generation:
         spans, positions, frequencies = postings.finish()
         return cls(key=key, spans=spans, positions=positions, frequencies=frequencies,
                    rowids=rowids, lengths=lengths, documents=documents,
-                   audiences=[frozenset(roles.get(doc_id, ())) for doc_id in doc_ids])
+                   audiences=[frozenset(roles.get(doc_id, ())) for doc_id in doc_ids],
+                   ties=_chunk_id_ranks(connection, rowids))
 
     def stats(self, terms: Sequence[str], view: "_AudienceView") -> CorpusStats:
         """The statistics of the rows the view's audience may see: its row count, its token total, and how many
@@ -325,8 +333,8 @@ class _Generation:
     def top(self, terms: Sequence[str], view: "_AudienceView", stats: CorpusStats,
             limit: int) -> list[tuple[int, float]]:
         """The best `limit` rows the audience may see matching any of the terms, by FTS5's BM25 over those terms
-        (each a phrase, in this order) with the audience's statistics, best first, ties by row id: what
-        `ORDER BY bm25(), rowid LIMIT` returns on an index of the rows the audience may see."""
+        (each a phrase, in this order) with the audience's statistics, best first, ties by chunk id: what
+        `ORDER BY bm25(), chunk_id LIMIT` returns on an index of the rows the audience may see."""
         scores = np.zeros(self._rowids.size, dtype=np.float64)
         matched = np.zeros(self._rowids.size, dtype=np.bool_)
         average = stats.average_length
@@ -345,9 +353,19 @@ class _Generation:
             values = scores[hits]
             kth = np.partition(values, hits.size - limit)[hits.size - limit]
             better = hits[values > kth]
-            hits = np.concatenate((better, hits[values == kth][:limit - better.size]))
-        best = hits[np.lexsort((hits, -scores[hits]))]
+            tied = hits[values == kth]
+            tied = tied[np.argsort(self._ties[tied], kind="stable")]
+            hits = np.concatenate((better, tied[:limit - better.size]))
+        best = hits[np.lexsort((self._ties[hits], -scores[hits]))]
         return [(int(self._rowids[at]), float(scores[at])) for at in best]
+
+    def ordered(self, scored: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """(row id, score) pairs best first, equal scores in chunk-id order."""
+        if not scored:
+            return []
+        at = np.minimum(np.searchsorted(self._rowids, [rowid for rowid, _ in scored]), max(self._rowids.size - 1, 0))
+        ties = self._ties[at].tolist()
+        return [pair for pair, _ in sorted(zip(scored, ties, strict=True), key=lambda item: (-item[0][1], item[1]))]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -460,6 +478,19 @@ def _row_documents(connection: Connection, rowids: Positions) -> tuple[list[str]
     return doc_ids, documents
 
 
+def _chunk_id_ranks(connection: Connection, rowids: Positions) -> Positions:
+    """Per row position, its chunk's rank in chunk-id order (rows of no chunk after every chunk)."""
+    (joined,) = connection.execute(_ROWS_BY_CHUNK_ID).one()
+    by_chunk_id = _integers(joined)
+    ranks = np.full(rowids.size, by_chunk_id.size + rowids.size, dtype=np.int64)
+    if rowids.size == 0 or by_chunk_id.size == 0:
+        return ranks
+    at = np.minimum(np.searchsorted(rowids, by_chunk_id), rowids.size - 1)
+    indexed = rowids[at] == by_chunk_id
+    ranks[at[indexed]] = np.arange(by_chunk_id.size, dtype=np.int64)[indexed]
+    return ranks
+
+
 def split_by_postings(terms: Sequence[str], stats: CorpusStats,
                       budget: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The rarest terms whose postings fit the budget (at least one), and the other terms that occur.
@@ -480,12 +511,11 @@ def split_by_postings(terms: Sequence[str], stats: CorpusStats,
 
 def _rescored(connection: Connection, ranked: list[tuple[int, float]], terms: Sequence[str],
               stats: CorpusStats) -> list[tuple[int, float]]:
-    """Candidates scored by BM25 over the whole query, best first, ties in row order as FTS5 sorts."""
+    """Candidates scored by BM25 over the whole query (in no particular order: `_Generation.ordered` sorts them)."""
     if not ranked:
         return []
     bodies = connection.execute(_BODIES, {"rowids": [rowid for rowid, _ in ranked]}).all()
-    scored = [(int(rowid), stats.bm25(_TOKEN.findall(body), terms)) for rowid, body in bodies]
-    return sorted(scored, key=lambda item: (-item[1], item[0]))
+    return [(int(rowid), stats.bm25(_TOKEN.findall(body), terms)) for rowid, body in bodies]
 
 
 def _passages(connection: Connection, rowids: list[int],

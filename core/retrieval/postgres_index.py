@@ -61,6 +61,10 @@ RANKING_BUDGET: Final = 1000
 EF_SEARCH: Final = 64
 """HNSW candidates kept while walking the graph: above the fusion's 30, with room for recall."""
 
+BY_CHUNK_ID: Final = 'c.chunk_id COLLATE "C"'
+"""Equal ranks are ordered by chunk id in code point order, as on SQLite (binary collation) and in the fusion,
+whatever the database's collation: which of two tied chunks is shown never depends on the database."""
+CAPPED: Final = f" ORDER BY {BY_CHUNK_ID} LIMIT :budget"
 _PASSAGE_COLUMNS: Final = ("c.chunk_id, c.heading, c.text, c.content_hash, c.links, c.page, c.anchor, "
                            "d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes, d.format")
 _PASSAGE_TYPES: Final[dict[str, TypeEngine[Any]]] = {"updated": Date(), "supersedes": JSON(), "links": JSON()}
@@ -240,7 +244,7 @@ class PostgresIndex:
         roles, role_parameters = scope.roles("c")
         candidates = " UNION ".join(
             f"(SELECT c.chunk_id FROM chunks AS c WHERE c.search_vector @@ CAST(:selection_{n} AS tsquery){classes}"
-            f"{' ORDER BY c.chunk_id LIMIT :budget' if selection.capped else ''})"
+            f"{CAPPED if selection.capped else ''})"
             for n, selection in enumerate(selections))
         statement = text(f"""
             WITH candidate AS ({candidates}),
@@ -248,11 +252,11 @@ class PostgresIndex:
                 SELECT c.chunk_id, ts_rank('{RANK_WEIGHTS}', c.search_vector, CAST(:query AS tsquery),
                                            {RANK_NORMALIZATION}) AS rank
                 FROM candidate JOIN chunks AS c ON c.chunk_id = candidate.chunk_id
-                ORDER BY rank DESC, c.chunk_id LIMIT :limit)
+                ORDER BY rank DESC, {BY_CHUNK_ID} LIMIT :limit)
             SELECT ranked.rank, {_PASSAGE_COLUMNS}
             FROM ranked JOIN chunks AS c ON c.chunk_id = ranked.chunk_id JOIN documents AS d ON d.doc_id = c.doc_id
             WHERE true{roles}
-            ORDER BY ranked.rank DESC, c.chunk_id""").columns(**_PASSAGE_TYPES)
+            ORDER BY ranked.rank DESC, {BY_CHUNK_ID}""").columns(**_PASSAGE_TYPES)
         rows = connection.execute(statement, {
             **{f"selection_{n}": selection.query for n, selection in enumerate(selections)},
             "query": any_of(terms.lexemes), "limit": limit, "budget": self._budget, **class_parameters,

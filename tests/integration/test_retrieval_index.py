@@ -205,7 +205,8 @@ def test_the_index_refuses_a_database_without_fts5() -> None:
 
 def reference_search(engine: Engine, question: str, *, limit: int, budget: int) -> list[tuple[str, float]]:
     """The ranking rule computed by FTS5 itself in SQL on a database holding only what the audience may see:
-    `bm25()`, candidates from the rarest terms over the budget, re-scored by `bm25()` over the whole query."""
+    `bm25()`, candidates from the rarest terms over the budget, re-scored by `bm25()` over the whole query; equal
+    scores in chunk-id order (as on PostgreSQL)."""
     terms = index_module.query_terms(question)
     with engine.connect() as connection:
         rows = connection.execute(text("SELECT count(*) FROM chunks_fts")).scalar_one()
@@ -214,8 +215,8 @@ def reference_search(engine: Engine, question: str, *, limit: int, budget: int) 
 
         def ranked(match: Sequence[str], top: int) -> list[tuple[int, float]]:
             found = connection.execute(text(
-                "SELECT f.rowid, -bm25(chunks_fts) FROM chunks_fts AS f "
-                "WHERE chunks_fts MATCH :match ORDER BY bm25(chunks_fts), f.rowid LIMIT :top"),
+                "SELECT f.rowid, -bm25(chunks_fts) FROM chunks_fts AS f JOIN chunks AS c ON c.fts_rowid = f.rowid "
+                "WHERE chunks_fts MATCH :match ORDER BY bm25(chunks_fts), c.chunk_id LIMIT :top"),
                 {"match": index_module.match_expression(match), "top": top}).all()
             return [(int(rowid), float(score)) for rowid, score in found]
 
@@ -229,11 +230,13 @@ def reference_search(engine: Engine, question: str, *, limit: int, budget: int) 
                 "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts "
                 f"WHERE chunks_fts MATCH :match AND rowid IN ({rowids})"),
                 {"match": index_module.match_expression(terms)}).all()
+            order = dict(connection.execute(text("SELECT fts_rowid, chunk_id FROM chunks")).all())
             best = sorted(((int(rowid), float(score)) for rowid, score in rescored),
-                          key=lambda item: (-item[1], item[0]))[:limit]
+                          key=lambda item: (-item[1], order[item[0]]))[:limit]
         elif selective:
             best = ranked(selective + rest, limit)
         chunk_ids = dict(connection.execute(text("SELECT fts_rowid, chunk_id FROM chunks")).all())
+        best = sorted(best, key=lambda item: (-item[1], chunk_ids[item[0]]))
     ceiling = stats.ceiling(terms)
     return [(chunk_ids[rowid], min(1.0, score / ceiling)) for rowid, score in best]
 

@@ -607,3 +607,39 @@ def test_a_first_claim_the_guard_cannot_verify_refuses_the_answer_whatever_follo
 def test_refusing_unverified_claims_refuses_the_answer_whole() -> None:
     harness = Harness(model=ScriptedModel(envelope(claims=[TRUE_CLAIM, FALSE_CLAIM])), unverified_claims="refuse")
     assert refused_kind(harness) == "unsupported_claim"
+
+
+LAPTOPS = chunk("IT-1", "Laptops are replaced every three years; ask for a new one in the portal.",
+                doc_id="laptops", title="Laptop Refresh", heading="Laptop Refresh > Schedule", owner="#it-help")
+BONUS_PLAN = chunk("HR-7", "The annual bonus is paid in March to employees who joined before October.",
+                   doc_id="bonus", title="Bonus Plan", heading="Bonus Plan > Payout", owner="#people-ops",
+                   audience=("hr",))
+BONUS_QUESTION = ("When is the annual company bonus paid out this year, and which recent hires qualify for the "
+                  "full amount?")
+
+
+def test_a_refusal_whose_only_visible_match_is_loose_names_the_default_owner_not_that_documents() -> None:
+    harness = Harness(chunks=[LAPTOPS], answers=False)
+    [loose] = harness.orchestrator.retrieve(BONUS_QUESTION, Audience.only(STAFF))
+    assert loose.passage.owner == "#it-help" and loose.score < 0.15  # a shared word, not the topic
+
+    outcome = harness.ask(BONUS_QUESTION)
+
+    assert isinstance(outcome, Refused) and outcome.presented_kind == "not_retrieved"
+    assert outcome.owner == "#help-desk"
+    assert [passage.chunk_id for passage in outcome.nearest] == ["IT-1"]  # still offered as a starting point
+
+
+def test_routing_past_a_loose_match_uses_only_what_the_audience_may_see() -> None:
+    hidden = Harness(chunks=[LAPTOPS, BONUS_PLAN], answers=False).ask(BONUS_QUESTION, STAFF)
+    absent = Harness(chunks=[LAPTOPS], answers=False).ask(BONUS_QUESTION, STAFF)
+    assert isinstance(hidden, Refused) and isinstance(absent, Refused)
+    assert hidden.owner == absent.owner == "#help-desk"  # never the hidden plan's #people-ops
+    assert (hidden.presented_kind, hidden.text, hidden.nearest) == (absent.presented_kind, absent.text,
+                                                                   absent.nearest)
+
+
+def test_a_refusal_near_a_clear_match_still_names_that_documents_owner() -> None:
+    outcome = Harness(chunks=[BONUS_PLAN], answers=False).ask(BONUS_QUESTION, HR)
+    assert isinstance(outcome, Refused) and outcome.presented_kind == "not_in_corpus"
+    assert outcome.owner == "#people-ops"

@@ -90,6 +90,9 @@ _REFERRING: Final = _REFERRING_PRONOUNS | FIRST_PERSON | frozenset(
 _JOINING_WORDS: Final = frozenset({"and", "or", "like", "plus", "also", "too"})
 """Words that join a second subject to the quote's ("Employees and contractors get ...")."""
 _SENTENCE: Final = re.compile(r"(?<=[.!?])\s+|\n+")
+_OPENERS: Final = frozenset({"however", "instead", "otherwise", "also", "therefore", "meanwhile", "afterwards"})
+_OPENING: Final = re.compile(r"^\W*((?:\w+\s+){0,2}\w+),\s+")
+"""A short phrase a sentence opens with before a comma ("For example, ", "In the UK, "): no subject."""
 _CAPITALISED: Final = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*\b")
 
 
@@ -329,12 +332,12 @@ def _named_heading_numbers(claim_text: str, anchor: Anchor) -> set[str]:
 
 
 def _numbers_with_neighbours(text: str) -> dict[str, set[str]]:
-    """Each number of the text, with the content words right before and after it."""
+    """Each number of the text, with the content words within two words of it."""
     tokens = re.findall(r"[\w%.,$€£]+", text)
     found: dict[str, set[str]] = {}
     for index, token in enumerate(tokens):
         for quantity in facts.quantities(token):
-            beside = [t.lower() for t in tokens[max(index - 1, 0):index] + tokens[index + 1:index + 2]]
+            beside = [t.lower() for t in tokens[max(index - 2, 0):index] + tokens[index + 1:index + 3]]
             found.setdefault(quantity.value, set()).update(w for w in beside if w not in STOPWORDS)
     return found
 
@@ -356,8 +359,7 @@ def _organisation_names(claim_text: str, anchor: Anchor, asking: Asking) -> set[
     documents speak for shows (`Asking.organisation_words`): "PostHog uses" for "we use"."""
     standing = {word for claimed, quoted, _ in _replacements(claim_text, anchor.evidence)
                 if FIRST_PERSON & set(quoted) for word in claimed}
-    return {name for name in _names(claim_text, anchor.chunk.text)
-            if name in standing and name.removesuffix("'s") in asking.organisation_words}
+    return {word for word in standing if word.removesuffix("'s") in asking.organisation_words}
 
 
 def _word_parts(text: str) -> set[str]:
@@ -589,23 +591,37 @@ def _swapped_subject(claim_text: str, anchor: Anchor, context: QuoteContext) -> 
     if not claimed or claimed & quoted or not claimed <= set(content_stems(f"{anchor.chunk.text}\n{context.text}")):
         return None
     said = {stem(word) for word in words(claim_text)}
-    own = [subject for statement in anchor.statements for subject in _own_subjects(anchor, statement) if subject]
-    if own and not any(subject & said for subject in own):
+    own = [subject for statement in anchor.statements for subject in _own_subjects(anchor, statement)]
+    if own and all(own) and not any(subject & said for subject in own):
         return f"the claim gives {sorted(claimed)} what the quote says of {sorted(set().union(*own))}"
     return None
 
 
 def _own_subjects(anchor: Anchor, statement: Statement) -> list[set[str]]:
     """What a quoted statement says something of: a table row's key cell; each clause's words before its first
-    verb ("Alcohol is not reimbursed, but meals are covered" is of alcohol and of meals; an instruction, a
-    fragment, a pronoun or "we" has none)."""
+    verb, after an opening phrase ("For example, ...") ("Alcohol is not reimbursed, but meals are covered" is of
+    alcohol and of meals; an instruction, a fragment, a pronoun or "we" has none, and its context may say it)."""
     text = anchor.chunk.text
     if statement.kind == "row":
         cells = cell_spans(text, statement)
         return [set(content_stems(plain(text[cells[0][0]:cells[0][1]])))] if cells else []
     clauses = facts.clauses(plain(text[statement.start:statement.end]))
-    return [{stem(word) for word in _subject(words(clause)) or (_before_value(clause) if index else [])
-             if word not in STOPWORDS | _REPLY_WORDS | _REFERRING} for index, clause in enumerate(clauses)]
+    return [{stem(word) for word in _subject(words(_without_opening(clause)))
+             or (_before_value(clause) if index else []) if word not in STOPWORDS | _REPLY_WORDS | _REFERRING}
+            for index, clause in enumerate(clauses)]
+
+
+def _without_opening(clause: str) -> str:
+    """The clause after a short opening phrase without a verb that opens with a function word or an adverb ("For
+    example, we ...", "In the UK, we ...", "Typically, you ..."); "Managers, employees and contractors get ..."
+    keeps its subject."""
+    opening = _OPENING.match(clause)
+    first = words(opening.group(1))[0] if opening else ""
+    if opening is None or set(words(opening.group(1))) & _SUBJECT_VERBS \
+            or not (first in STOPWORDS or first.endswith("ly") or first in _OPENERS):
+        return clause
+    rest = clause[opening.end():]
+    return rest if _subject(words(rest)) or not rest else clause
 
 
 def _before_value(clause: str) -> list[str]:

@@ -254,7 +254,7 @@ def unstated_reason(claim_text: str, anchor: Anchor, similarity: "_Similarity", 
     come from the quote's context; its facts only from the quote."""
     organisation = _organisation_names(claim_text, anchor, asking)
     reason = (_addressed_to_machines(claim_text, anchor) or _missing_quantities(claim_text, anchor, context)
-              or _missing_names(claim_text, anchor, context, organisation)
+              or _missing_names(claim_text, anchor, context, organisation, asking)
               or _uncovered(claim_text, anchor, similarity, context, organisation))
     if reason is not None:
         return reason
@@ -342,13 +342,14 @@ def _numbers_with_neighbours(text: str) -> dict[str, set[str]]:
     return found
 
 
-def _missing_names(claim_text: str, anchor: Anchor, context: QuoteContext, organisation: set[str]) -> str | None:
+def _missing_names(claim_text: str, anchor: Anchor, context: QuoteContext, organisation: set[str],
+                   asking: Asking) -> str | None:
     """A capitalised name the claim states must be in the quote; or in its context (`quote_context`), unless it
     takes the place of a word of the quote ("the first PTO paycheck" for "the first February paycheck"; in
     place of "it" or "she" it says whom the quote means); or it is the organisation the quote calls "we"."""
     quoted = _word_parts(anchor.evidence)
     in_place = _substituted(claim_text, anchor.evidence)
-    missing = sorted(name for name in _names(claim_text, anchor.chunk.text)
+    missing = sorted(name for name in _names(claim_text, f"{anchor.chunk.text}\n{asking.sources_text}")
                      if name not in quoted and name not in organisation
                      and (name in in_place or not context.names(name.removesuffix("'s"))))
     return f"names not in the quote: {missing}" if missing else None
@@ -388,7 +389,7 @@ def _replacements(claim_text: str, evidence: str) -> list[tuple[list[str], list[
 
 def _names(claim_text: str, chunk_text: str) -> set[str]:
     """The claim's capitalised words that are names: any not opening a sentence (a table cell's first word
-    after "Header: " included), and a sentence's first word when the chunk writes it capitalised mid-sentence.
+    after "Header: " included), and a sentence's first word when the sources write it capitalised mid-sentence.
     An acronym counts even when it spells a common word ("IT", "US")."""
     names = set()
     chunk_names = capitalised_names(chunk_text)
@@ -405,14 +406,16 @@ def _names(claim_text: str, chunk_text: str) -> set[str]:
 def _uncovered(claim_text: str, anchor: Anchor, similarity: "_Similarity", context: QuoteContext,
                organisation: set[str]) -> str | None:
     """Too few of the claim's words in the quote and its context (unless close in meaning), a clause of the
-    claim they do not state, or words taken from elsewhere in the chunk (a negation aside: the polarity rule
-    counts those)."""
+    claim that neither the quote nor what it is said under (headings, lead-ins, the question) states (the
+    sentences before it say what "it" stands for, not a condition of their own), or words taken from elsewhere in
+    the chunk (a negation aside: the polarity rule counts those)."""
     stated = f"{anchor.evidence}\n{context.text}"
     overlap = content_overlap(claim_text, stated)
     if overlap < MIN_CONTENT_OVERLAP and not (similarity.available and similarity.value >= COVER_SIMILARITY):
         return f"content overlap {overlap:.2f} with the quote, below {MIN_CONTENT_OVERLAP}"
+    framed = f"{anchor.evidence}\n{context.framing_text}"
     for clause in facts.clauses(claim_text):
-        if len(content_stems(clause)) >= MIN_CLAUSE_WORDS and content_overlap(clause, stated) < MIN_CLAUSE_OVERLAP:
+        if len(content_stems(clause)) >= MIN_CLAUSE_WORDS and content_overlap(clause, framed) < MIN_CLAUSE_OVERLAP:
             return f"the quote does not state {clause!r}"
     known = set(content_stems(stated)) | {stem(part) for part in _word_parts(stated)}
     elsewhere = set(content_stems(_outside(anchor))) - known
@@ -591,8 +594,10 @@ def _swapped_subject(claim_text: str, anchor: Anchor, context: QuoteContext) -> 
     if not claimed or claimed & quoted or not claimed <= set(content_stems(f"{anchor.chunk.text}\n{context.text}")):
         return None
     said = {stem(word) for word in words(claim_text)}
-    own = [subject for statement in anchor.statements for subject in _own_subjects(anchor, statement)]
-    if own and all(own) and not any(subject & said for subject in own):
+    subjects = [_own_subjects(anchor, statement) for statement in anchor.statements]
+    own = [subject for of_statement in subjects for subject in of_statement]
+    if own and all(of_statement[0] for of_statement in subjects if of_statement) \
+            and not any(subject & said for subject in own):
         return f"the claim gives {sorted(claimed)} what the quote says of {sorted(set().union(*own))}"
     return None
 

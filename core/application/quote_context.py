@@ -61,11 +61,15 @@ class Asking:
 
     @cached_property
     def organisation_words(self) -> frozenset[str]:
-        """Where a name the claim puts for "we" may come from: the configured names of the organisation, the
-        titles and headings of the given sources, and the question. A vendor the passages name (however often)
-        is not "we"."""
-        labels = " ".join(f"{chunk.passage.title} {chunk.passage.heading}" for chunk in self.given)
-        return frozenset(words(" ".join((*self.organisation, labels, self.question))))
+        """Where a name the claim puts for "we" may come from: the organisation's names, and the question. A
+        vendor the passages name (however often) is not "we"."""
+        return frozenset(words(" ".join((*self.organisation, self.question))))
+
+    @cached_property
+    def sources_text(self) -> str:
+        """Every given source, titles and headings included: where a claim's capitalised first word shows
+        whether it is a name."""
+        return "\n".join(f"{chunk.passage.title}\n{chunk.passage.heading}\n{chunk.text}" for chunk in self.given)
 
 
 NOT_ASKED: Final = Asking()
@@ -75,13 +79,24 @@ NOT_ASKED: Final = Asking()
 class QuoteContext:
     """The words a quote is read with, apart from the quote itself."""
 
-    around: str
-    """Heading path, title, lead-ins, the rest of a quoted row, the sentences just before the quote."""
+    framing: str
+    """Heading path, title, lead-ins and the rest of a quoted row: what the quote is said under."""
+    before: str
+    """The sentences just before the quote: what its "it" or "this" stands for, never a clause of its own."""
     question: str
+
+    @cached_property
+    def around(self) -> str:
+        return f"{self.framing}\n{self.before}"
 
     @cached_property
     def text(self) -> str:
         return f"{self.around}\n{self.question}"
+
+    @cached_property
+    def framing_text(self) -> str:
+        """What a clause of the claim may rest on besides the quote: the framing and the asker's own words."""
+        return f"{self.framing}\n{self.question}"
 
     @cached_property
     def stems(self) -> frozenset[str]:
@@ -120,8 +135,9 @@ def quote_context(chunk: RetrievedChunk, quoted: Sequence[Statement], asking: As
     parts = [passage.title, passage.heading.replace(" > ", ". ")]
     parts += [part for statement in quoted for part in (statement.context, statement.asked) if part]
     parts += _rows(chunk.text, quoted)
-    parts += _before(chunk.text, quoted)
-    return QuoteContext(around="\n".join(plain(part) for part in parts if part), question=asking.question)
+    return QuoteContext(framing="\n".join(plain(part) for part in parts if part),
+                        before="\n".join(plain(part) for part in _before(chunk.text, quoted)),
+                        question=asking.question)
 
 
 def _rows(text: str, quoted: Iterable[Statement]) -> list[str]:

@@ -172,7 +172,7 @@ def claim_support(claim: EnvelopeClaim, cited: Sequence[RetrievedChunk], *,
         anchor = aligned_anchor(claim_text, cited)
         if anchor is None:
             return Unsupported(reason="no sentence in the cited chunk")
-    context = quote_context(anchor.chunk, anchor.statements, asking)
+    context = quote_context(anchor.chunk, anchor.statements, asking, given=anchor.given)
     similarity = _Similarity(claim_text, anchor, embedder, context)
     reason = unstated_reason(claim_text, anchor, similarity, context, asking)
     if reason is not None:

@@ -130,13 +130,17 @@ def _same_name(a: str, b: str) -> bool:
     return shorter > SHARED_PREFIX and shared >= SHARED_PREFIX and shared * 4 >= shorter * 3
 
 
-def quote_context(chunk: RetrievedChunk, quoted: Sequence[Statement], asking: Asking) -> QuoteContext:
+def quote_context(chunk: RetrievedChunk, quoted: Sequence[Statement], asking: Asking, *, given: bool = True
+                  ) -> QuoteContext:
+    """The context of a quote the model gave (`given`); of a sentence the guard aligned a claim to itself, its
+    framing and the question only: with the sentences before it too, a claim could be aligned to the sentence
+    holding a value and take its subject from the one before."""
     passage = chunk.passage
     parts = [passage.title, passage.heading.replace(" > ", ". ")]
     parts += [part for statement in quoted for part in (statement.context, statement.asked) if part]
     parts += _rows(chunk.text, quoted)
     return QuoteContext(framing="\n".join(plain(part) for part in parts if part),
-                        before="\n".join(plain(part) for part in _before(chunk.text, quoted)),
+                        before="\n".join(plain(part) for part in _before(chunk.text, quoted)) if given else "",
                         question=asking.question)
 
 

@@ -167,3 +167,27 @@ def _other_key() -> bytes:
 
     return rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
+
+def test_a_person_removed_from_a_shared_drive_loses_its_files_at_the_next_full_pass(
+        tmp_path: Path, workspace: DriveWorkspace, fake: FakeDrive, key_pair: tuple[bytes, bytes]) -> None:
+    key_file = fake.key_file(tmp_path, key_pair[0])
+    workspace.drives["d-board"] = [{"type": "user", "role": "reader", "emailAddress": ACCOUNT}]
+    workspace.add_drive_member("d-board", "carol@example.com")
+    workspace.add_drive_member("d-board", "erin@example.com")
+    minutes = workspace.add("Board budget", DOCX, docx(("Title", "Board budget"), ("Heading1", "Travel"), (
+        None, "The travel budget of the board is 12,000 EUR per year.")), drive="d-board")
+    question = "What is the travel budget of the board?"
+    sourced = application(tmp_path / "db")
+    sync(sourced, connector(fake, key_file))
+    carol, erin = person(sourced, "carol@example.com"), person(sourced, "erin@example.com")
+    assert answered_with(ask(sourced, question, carol), ["12,000"])
+    workspace.remove_drive_member("d-board", "carol@example.com")  # no file changed, nothing in the feed
+    workspace.add_drive_member("d-board", "frank@example.com")
+    report = sync(sourced, connector(fake, key_file), full=True)
+    assert report.full_pass and report.updated == [f"drive:{minutes}"]
+    assert not answered_with(ask(sourced, question, person(sourced, "carol@example.com")), ["12,000"])
+    assert answered_with(ask(sourced, question, erin), ["12,000"])
+    assert answered_with(ask(sourced, question, person(sourced, "frank@example.com")), ["12,000"])
+    unchanged = sync(sourced, connector(fake, key_file), full=True)
+    assert not unchanged.updated and not unchanged.added  # the permissions read again, and the same: no download

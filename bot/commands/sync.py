@@ -4,12 +4,14 @@ of a connector no longer in sourced.yml are purged first."""
 
 import argparse
 import sys
+from datetime import UTC, datetime
 from typing import Any
 
 from bot.commands.common import add_config_option, application
 from core.bootstrap import Sourced
 from core.config import ConfigError
 from core.connectors.build import build_connector
+from core.connectors.port import ConnectorError
 from core.connectors.sync import Purged, SyncReport
 from core.storage.locks import IngestBusy
 
@@ -60,11 +62,12 @@ def purge_unconfigured(sourced: Sourced) -> list[Purged]:
 
 
 def sync_one(sourced: Sourced, name: str, *, full: bool = False) -> SyncReport:
-    """One connector's sync; a connector that cannot even be built (a credential missing) is a failed sync too,
-    recorded for doctor and the Home view."""
+    """One connector's sync; a connector that cannot even be built (a credential missing, a key file missing or
+    unreadable) is a failed sync too, in one line, recorded for doctor and the Home view."""
     try:
         connector = build_connector(sourced.config.connector(name))
-    except ConfigError as error:
+    except (ConfigError, ConnectorError) as error:  # ConnectorError: a key file missing or unreadable
+        sourced.connector_state.started(name, datetime.now(UTC))
         sourced.connector_state.failed(name, str(error))
         return SyncReport(name=name, failure=str(error))
     return sourced.syncer.sync(connector, full=full)

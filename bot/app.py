@@ -13,17 +13,19 @@ from slack_sdk.signature import SignatureVerifier
 from bot.audience import AudiencePolicy, GuestDirectory
 from bot.exactly_once import EventClaims, Sweeper
 from bot.identity import Home, IdentityResolver, no_sources
-from bot.listeners import actions, assistant, commands, events, home, messages, shortcuts
+from bot.listeners import actions, assistant, commands, events, home, membership, messages, shortcuts
+from bot.membership import AudienceFollower
 from bot.replies import Replies
 from bot.settings import SlackSettings
 from bot.slack_client import BotIdentity, verify_bot_token, web_client
 from bot.work import ReplyWorkers
 from core.bootstrap import Sourced
 from core.log_privacy import drop_records_up_to
+from core.storage import AudienceChanges
 
 log = logging.getLogger(__name__)
 
-LISTENERS = (assistant, events, messages, home, commands, actions, shortcuts)
+LISTENERS = (assistant, events, membership, messages, home, commands, actions, shortcuts)
 """`assistant` first: Bolt's `Assistant` is a middleware, and takes the messages of assistant threads before
 `messages` (plain DMs) could."""
 
@@ -83,7 +85,7 @@ def create_bot(sourced: Sourced, slack_settings: SlackSettings, *, socket_mode: 
     workers = workers or ReplyWorkers(workers=slack_settings.reply_workers)
     lease = timedelta(seconds=slack_settings.event_lease_s)
     claims = EventClaims(sourced.processed_events, lease=lease)
-    replies = _replies(sourced, slack_settings, client, identity, workers=workers, claims=claims)
+    replies, follower = _replies(sourced, slack_settings, client, identity, workers=workers, claims=claims)
     app = App(
         name="sourced",
         logger=_BOLT_LOG,
@@ -94,7 +96,7 @@ def create_bot(sourced: Sourced, slack_settings: SlackSettings, *, socket_mode: 
         # and spares Bolt's hand-off to its own listener threads
         process_before_response=True,
     )
-    app.use(_provide(replies))
+    app.use(_provide(replies, follower))
     app.error(_unreadable_payloads(secret or None))
     for listener in LISTENERS:
         listener.register(app)
@@ -103,15 +105,18 @@ def create_bot(sourced: Sourced, slack_settings: SlackSettings, *, socket_mode: 
 
 
 def _replies(sourced: Sourced, settings: SlackSettings, client: WebClient, identity: BotIdentity, *,
-             workers: ReplyWorkers, claims: EventClaims) -> Replies:
+             workers: ReplyWorkers, claims: EventClaims) -> tuple[Replies, AudienceFollower]:
     ttl = settings.cache_ttl_s
+    changes = AudienceChanges(sourced.engine)
     sources = sourced.source_principals.principals if sourced.config.connectors else None
     resolver = IdentityResolver(client, roles=sourced.config.roles, ttl_s=ttl, sources=sources or no_sources,
-                                home=Home(team_id=identity.team_id, enterprise_id=identity.enterprise_id))
+                                home=Home(team_id=identity.team_id, enterprise_id=identity.enterprise_id),
+                                changes=changes)
     audience = AudiencePolicy(client, channels=sourced.config.channels, ttl_s=ttl, sources=sources,
-                              guests=GuestDirectory(client, ttl_s=ttl))
-    return Replies(sourced=sourced, client=client, identity=resolver, audience=audience, workers=workers,
-                   claims=claims, working_after_s=settings.working_after_s, bot_user_id=identity.user_id or None)
+                              guests=GuestDirectory(client, ttl_s=ttl, changes=changes), changes=changes)
+    replies = Replies(sourced=sourced, client=client, identity=resolver, audience=audience, workers=workers,
+                      claims=claims, working_after_s=settings.working_after_s, bot_user_id=identity.user_id or None)
+    return replies, AudienceFollower(changes, audience=audience, identity=resolver)
 
 
 def _authorized_as(identity: BotIdentity, token: str) -> Callable[[], AuthorizeResult]:
@@ -171,11 +176,14 @@ def _where(error: BaseException) -> str:
     return f"{trace.tb_frame.f_code.co_filename.rsplit('/', 1)[-1]}:{trace.tb_lineno}"
 
 
-def _provide(replies: Replies) -> Callable[[BoltContext, Callable[[], BoltResponse]], BoltResponse]:
-    """A global middleware putting `replies` into the context, where listeners take it by name."""
+def _provide(replies: Replies, membership: AudienceFollower,
+             ) -> Callable[[BoltContext, Callable[[], BoltResponse]], BoltResponse]:
+    """A global middleware putting `replies` (and `membership`) into the context, where listeners take them by
+    name."""
 
     def provide(context: BoltContext, next: Callable[[], BoltResponse]) -> BoltResponse:
         context["replies"] = replies
+        context["membership"] = membership
         return next()
 
     return provide

@@ -7,17 +7,25 @@
 - with connectors, the channel's party is each member of it: the channel's roles and what the sources share with
   the member's e-mail, so a document is used only if every member may read it in its source. Members the sources
   grant the same are one reader (`Audience.of`), so a large channel costs a few parties, not thousands.
+
+What Slack says of a channel is cached for the TTL, and dropped before it when Slack says who reads it changed:
+a member joined or left, the channel was shared or unshared, a user became a guest (`bot.listeners.membership`
+marks it in the database, so every worker of every host reads the channel again before its next reply). A
+member the guest directory does not know (someone new) makes it read `users.list` again, and one still unknown
+counts as a guest.
 """
 
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Final
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.cache import TtlMemo
+from bot.changes import WORKSPACE_KEY, Changes, changed_since, channel_key
 from bot.identity import SourcePrincipals, profile_email
 from core.domain import EVERYONE, Audience, Party, Principal
 
@@ -41,6 +49,12 @@ class _Directory:
     emails: Mapping[str, str]
     bots: frozenset[str]
     """Apps (this bot among them) are in channels but read nothing: they are no reader of a reply."""
+    known: frozenset[str] = frozenset()
+    """Every user `users.list` returned: a channel member outside it is someone new, or from elsewhere."""
+
+
+RESCAN_AFTER_S: Final = 10.0
+"""A channel member the directory does not know makes it read `users.list` again, at most this often."""
 
 
 class GuestDirectory:
@@ -48,27 +62,30 @@ class GuestDirectory:
     cached.
 
     One paginated scan per TTL instead of one `users.info` per channel member: a 2,000-member channel
-    costs ten calls, once, not two thousand."""
+    costs ten calls, once, not two thousand. Read again when a guest's profile changes (`WORKSPACE_KEY`), and
+    when a channel has a member it does not know."""
 
-    def __init__(self, client: WebClient, *, ttl_s: float) -> None:
+    def __init__(self, client: WebClient, *, ttl_s: float, changes: Changes | None = None) -> None:
         self._client = client
+        self._changes = changes
         self._memo: TtlMemo[_Directory] = TtlMemo(ttl_s=ttl_s, maxsize=1)
 
-    def guest_ids(self) -> frozenset[str]:
-        return self._memo.get("directory", self._scan).guests
-
-    def email(self, user_id: str) -> str | None:
-        return self._memo.get("directory", self._scan).emails.get(user_id)
-
-    def bot_ids(self) -> frozenset[str]:
-        return self._memo.get("directory", self._scan).bots
+    def read(self, members: Collection[str] = ()) -> _Directory:
+        """The directory; read again (at most every `RESCAN_AFTER_S`) when it does not know one of `members`."""
+        directory = self._memo.get("directory", self._scan, changed_since=changed_since(self._changes, WORKSPACE_KEY))
+        if set(members) <= directory.known:
+            return directory
+        return self._memo.get("directory", self._scan,
+                              changed_since=lambda started: started < time.time() - RESCAN_AFTER_S)
 
     def _scan(self) -> _Directory:
         guests: set[str] = set()
         emails: dict[str, str] = {}
         bots: set[str] = set()
+        known: set[str] = set()
         for page in _pages(lambda cursor: self._client.users_list(limit=PAGE_SIZE, cursor=cursor)):
             for user in page.get("members") or ():
+                known.add(str(user["id"]))
                 if user.get("is_restricted") or user.get("is_ultra_restricted"):
                     guests.add(str(user["id"]))
                 if user.get("is_bot") or user.get("id") == "USLACKBOT":
@@ -76,17 +93,19 @@ class GuestDirectory:
                 email = profile_email(user)
                 if email and not user.get("is_bot") and not user.get("deleted"):
                     emails[str(user["id"])] = email
-        return _Directory(guests=frozenset(guests), emails=emails, bots=frozenset(bots))
+        return _Directory(guests=frozenset(guests), emails=emails, bots=frozenset(bots), known=frozenset(known))
 
 
 class AudiencePolicy:
     def __init__(self, client: WebClient, *, channels: Mapping[str, Sequence[str]], guests: GuestDirectory,
-                 ttl_s: float, sources: SourcePrincipals | None = None) -> None:
+                 ttl_s: float, sources: SourcePrincipals | None = None, changes: Changes | None = None) -> None:
         self._client = client
         self._channels = {channel: frozenset(roles) for channel, roles in channels.items()}
         self._guests = guests
         self._sources = sources
         """None without connectors: members are not listed, the channel's roles stand for them all."""
+        self._changes = changes
+        """Membership and sharing events any worker received; None: the cache lasts its TTL."""
         self._facts: TtlMemo[ChannelFacts] = TtlMemo(ttl_s=ttl_s)
 
     @staticmethod
@@ -114,7 +133,8 @@ class AudiencePolicy:
         e-mail, or, without connectors (or members to read), one reader holding the channel's roles."""
         if self._sources is None or not facts.members:
             return [Party(roles=roles)]
-        return [Party(roles=roles | self._sources(self._guests.email(member))) for member in facts.members]
+        directory = self._guests.read()
+        return [Party(roles=roles | self._sources(directory.emails.get(member))) for member in facts.members]
 
     def narrowed_to(self, principal: Principal, channel_id: str) -> Audience:
         """A reply the asker alone reads, using only what the readers of `channel_id` may see as well (the
@@ -122,9 +142,16 @@ class AudiencePolicy:
         return replace(self.for_channel(principal, channel_id), posted_in=None)
 
     def channel(self, channel_id: str) -> ChannelFacts:
+        """What Slack says of the channel, cached until the TTL or until a membership or sharing event for it
+        (or a guest's change anywhere) was received by any worker."""
         if channel_id.startswith("D"):
             return ChannelFacts(is_direct=True, reaches_guests=False)
-        return self._facts.get(channel_id, lambda: self._fetch(channel_id))
+        return self._facts.get(channel_id, lambda: self._fetch(channel_id),
+                               changed_since=changed_since(self._changes, channel_key(channel_id), WORKSPACE_KEY))
+
+    def forget(self, channel_id: str) -> None:
+        """Drop this worker's facts about the channel (the event's own worker; others see `changes`)."""
+        self._facts.forget(channel_id)
 
     def _fetch(self, channel_id: str) -> ChannelFacts:
         try:
@@ -133,13 +160,15 @@ class AudiencePolicy:
                 return ChannelFacts(is_direct=True, reaches_guests=False)
             shared = any(channel.get(flag) for flag in ("is_ext_shared", "is_shared", "is_org_shared",
                                                          "is_pending_ext_shared"))
-            guests = self._guests.guest_ids()
-            if self._sources is None:
-                return ChannelFacts(is_direct=False, reaches_guests=shared or self._has_guests(channel_id, guests))
             members = self._members(channel_id)
-            apps = self._guests.bot_ids()
-            return ChannelFacts(is_direct=False, reaches_guests=shared or bool(guests.intersection(members)),
-                                members=tuple(member for member in members if member not in guests | apps))
+            directory = self._guests.read(() if shared else members)
+            # a member the directory does not know, even read again, is no known member of staff: a guest
+            guests = directory.guests | (frozenset(members) - directory.known)
+            reaches_guests = shared or bool(guests.intersection(members))
+            if self._sources is None:
+                return ChannelFacts(is_direct=False, reaches_guests=reaches_guests)
+            return ChannelFacts(is_direct=False, reaches_guests=reaches_guests,
+                                members=tuple(member for member in members if member not in guests | directory.bots))
         except SlackApiError as error:
             reason = error.response.get("error") if error.response is not None else error
             log.warning("channel %s: cannot read it (%s); answering for the narrowest audience",
@@ -150,13 +179,6 @@ class AudiencePolicy:
         pages = _pages(lambda cursor: self._client.conversations_members(channel=channel_id, limit=1000,
                                                                          cursor=cursor))
         return [str(member) for page in pages for member in page.get("members") or ()]
-
-    def _has_guests(self, channel_id: str, guests: frozenset[str]) -> bool:
-        if not guests:
-            return False
-        pages = _pages(lambda cursor: self._client.conversations_members(channel=channel_id, limit=1000,
-                                                                         cursor=cursor))
-        return any(guests.intersection(page.get("members") or ()) for page in pages)
 
 
 def _pages(call: Callable[[str | None], Any]) -> Iterator[Any]:

@@ -11,6 +11,7 @@ its own, on loopback unless the operator binds it elsewhere, and then only behin
 """
 
 import hmac
+import io
 import json
 import logging
 import os
@@ -35,12 +36,24 @@ log = logging.getLogger(__name__)
 
 EVENTS_PATH: Final = "/slack/events"
 METRICS_PATH: Final = "/metrics"
+MAX_BODY_BYTES: Final = 1024 * 1024
+"""Slack's events, commands and interactions are a few kilobytes; a request declaring more is refused unread."""
+BODY_DEADLINE_S: Final = 2.0
+"""A body must be in within this: Slack sends its small bodies at once, and a slow sender holds a request thread
+no longer. Slower clients belong behind the buffering proxy (docs/deployment.md)."""
+READ_TIMEOUT_S: Final = 1.0
+"""Each read of the body from the socket."""
 ACK_SECONDS: Final = Histogram("sourced_slack_ack_seconds", "Time to answer Slack's HTTP request (the ack)",
                                buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 3))
 
 
-def wsgi_app(app: App) -> "WSGIApplication":
-    """What Slack's port serves: `/slack/events` and `/healthz` (`/metrics` is `metrics_app`'s, elsewhere)."""
+def wsgi_app(app: App, *, max_body: int = MAX_BODY_BYTES, body_deadline_s: float = BODY_DEADLINE_S,
+             ) -> "WSGIApplication":
+    """What Slack's port serves: `/slack/events` and `/healthz` (`/metrics` is `metrics_app`'s, elsewhere).
+
+    The body is read here, before Bolt checks the signature: a declared length over `max_body` is answered 413
+    without reading a byte of it, and a body not in within `body_deadline_s` 408, so a sender, signed or not,
+    holds a request thread for at most that long."""
     slack = SlackRequestHandler(app, path=EVENTS_PATH)
 
     def application(environ: "WSGIEnvironment", start_response: "StartResponse") -> Iterable[bytes]:
@@ -49,6 +62,10 @@ def wsgi_app(app: App) -> "WSGIApplication":
             return _health(start_response)
         if path == METRICS_PATH:
             return _plain(start_response, "404 Not Found", b"not found")
+        refused = _read_body(environ, max_body=max_body, deadline_s=body_deadline_s)
+        if refused is not None:
+            return _plain(start_response, refused, refused.split(" ", 1)[1].lower().encode(),
+                          [("Connection", "close")])
         started = time.perf_counter()
         try:
             response: Iterable[bytes] = slack(environ, start_response)
@@ -61,6 +78,44 @@ def wsgi_app(app: App) -> "WSGIApplication":
                 ACK_SECONDS.observe(time.perf_counter() - started)
 
     return application
+
+
+def _read_body(environ: "WSGIEnvironment", *, max_body: int, deadline_s: float) -> str | None:
+    """Read the request's body into `wsgi.input` (a buffer Bolt then reads), or the status that refuses it."""
+    if environ.get("REQUEST_METHOD") != "POST":
+        return None
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or "")
+    except ValueError:
+        return "411 Length Required"  # Slack always says how long its body is; chunked bodies are not read
+    if not 0 <= length <= max_body:
+        return "413 Content Too Large" if length > max_body else "400 Bad Request"
+    connection = environ.get("gunicorn.socket")
+    if connection is not None:
+        connection.settimeout(min(deadline_s, READ_TIMEOUT_S))  # each read; the deadline bounds them all
+    body = _read_within(environ["wsgi.input"], length, time.monotonic() + deadline_s)
+    if isinstance(body, str):
+        return body
+    environ["wsgi.input"] = io.BytesIO(body)
+    return None
+
+
+def _read_within(source: Any, length: int, deadline: float) -> bytes | str:
+    """`length` bytes from `source` before `deadline`, or the status that refuses the request."""
+    chunks: list[bytes] = []
+    received = 0
+    try:
+        while received < length:
+            if time.monotonic() > deadline:
+                return "408 Request Timeout"
+            chunk = source.read(min(length - received, 64 * 1024))
+            if not chunk:
+                return "400 Bad Request"  # the sender stopped short of its Content-Length
+            chunks.append(chunk)
+            received += len(chunk)
+    except OSError:  # a read timed out, or the sender went away
+        return "408 Request Timeout"
+    return b"".join(chunks)
 
 
 def metrics_app(token: str | None = None) -> "WSGIApplication":

@@ -16,6 +16,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.cache import TtlMemo
+from bot.changes import Changes, changed_since, group_key, user_key
 from core.domain import EVERYONE, Principal
 
 log = logging.getLogger(__name__)
@@ -59,8 +60,10 @@ class Home:
 
 class IdentityResolver:
     def __init__(self, client: WebClient, *, roles: Mapping[str, Sequence[str]], home: Home,
-                 ttl_s: float, sources: SourcePrincipals = no_sources) -> None:
+                 ttl_s: float, sources: SourcePrincipals = no_sources, changes: Changes | None = None) -> None:
         self._client = client
+        self._changes = changes
+        """`user_change` and `subteam_members_changed` any worker received; None: the cache lasts its TTL."""
         self._sources = sources
         self._roles = {role: tuple(groups) for role, groups in roles.items()}
         self._home = home
@@ -81,7 +84,15 @@ class IdentityResolver:
                          roles=roles, is_guest=user.is_guest)
 
     def user(self, user_id: str) -> SlackUser:
-        return self._users.get(user_id, lambda: self._fetch_user(user_id))
+        return self._users.get(user_id, lambda: self._fetch_user(user_id),
+                               changed_since=changed_since(self._changes, user_key(user_id)))
+
+    def forget(self, *, user_id: str | None = None, group_id: str | None = None) -> None:
+        """Drop this worker's cached user or user group (the event's own worker; others see `changes`)."""
+        if user_id is not None:
+            self._users.forget(user_id)
+        if group_id is not None:
+            self._groups.forget(group_id)
 
     def _fetch_user(self, user_id: str) -> SlackUser:
         data = self._client.users_info(user=user_id)["user"]
@@ -106,7 +117,8 @@ class IdentityResolver:
         group_id = self._group_id(group)
         if group_id is None:
             return frozenset()
-        return self._groups.get(group_id, lambda: self._fetch_members(group_id))
+        return self._groups.get(group_id, lambda: self._fetch_members(group_id),
+                                changed_since=changed_since(self._changes, group_key(group_id)))
 
     def _fetch_members(self, group_id: str) -> frozenset[str]:
         try:

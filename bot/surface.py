@@ -16,6 +16,14 @@ class Event(StrEnum):
     ASSISTANT_THREAD_STARTED = "assistant_thread_started"
     ASSISTANT_CONTEXT_CHANGED = "assistant_thread_context_changed"
     HOME_OPENED = "app_home_opened"
+    # who reads a channel, or who someone is, changed: the cached audience is dropped (bot.membership)
+    MEMBER_JOINED = "member_joined_channel"
+    MEMBER_LEFT = "member_left_channel"
+    CHANNEL_SHARED = "channel_shared"
+    CHANNEL_UNSHARED = "channel_unshared"
+    USER_CHANGED = "user_change"
+    TEAM_JOINED = "team_join"
+    GROUP_MEMBERS_CHANGED = "subteam_members_changed"
 
 
 class Command(StrEnum):
@@ -58,6 +66,14 @@ EVENT_SCOPES: Final[dict[Event, frozenset[str]]] = {
     Event.ASSISTANT_THREAD_STARTED: frozenset({"assistant:write"}),
     Event.ASSISTANT_CONTEXT_CHANGED: frozenset({"assistant:write"}),
     Event.HOME_OPENED: frozenset(),
+    # Slack sends each of these for public channels with channels:read, for private ones with groups:read
+    Event.MEMBER_JOINED: frozenset({"channels:read", "groups:read"}),
+    Event.MEMBER_LEFT: frozenset({"channels:read", "groups:read"}),
+    Event.CHANNEL_SHARED: frozenset({"channels:read", "groups:read"}),
+    Event.CHANNEL_UNSHARED: frozenset({"channels:read", "groups:read"}),
+    Event.USER_CHANGED: frozenset({"users:read"}),
+    Event.TEAM_JOINED: frozenset({"users:read"}),
+    Event.GROUP_MEMBERS_CHANGED: frozenset({"usergroups:read"}),
 }
 COMMAND_SCOPE: Final = "commands"
 """`/ask`, and the message shortcut too."""

@@ -452,12 +452,22 @@ def connectors(patient: Patient) -> list[Check]:
     """One line per connector of sourced.yml: its last sync, its lag, its last error (the index it left stays
     in use meanwhile), and whether its credential is in the environment."""
     config, engine = patient.config, patient.ready_engine
-    if isinstance(config, ConfigError) or not config.connectors:
+    if isinstance(config, ConfigError):
         return []
-    statuses = {status.name: status for status in SqlConnectorState(engine).statuses(
-        [entry.name for entry in config.connectors])} if engine is not None else {}
+    names = [entry.name for entry in config.connectors]
+    removed = [_removed_connector_check(name, documents)
+               for name, documents in SqlConnectorState(engine).unconfigured(names).items()] if engine else []
+    statuses = {status.name: status for status in SqlConnectorState(engine).statuses(names)} if engine else {}
     every = parse_duration(config.sync_every) if config.sync_every else None
-    return [_connector_check(entry, statuses.get(entry.name), every) for entry in config.connectors]
+    return [*(_connector_check(entry, statuses.get(entry.name), every) for entry in config.connectors), *removed]
+
+
+def _removed_connector_check(name: str, documents: int) -> Check:
+    """A connector no longer in sourced.yml whose syncs left documents or group members in the database."""
+    said = (f"not in sourced.yml, yet {documents} of its documents are still answered" if documents else
+            "not in sourced.yml, yet its group members and sync state are still stored")
+    return error(f"connector {name}", said, "`sourced sync` (or restarting `sourced serve`) purges them",
+                 documents=documents)
 
 
 def _connector_check(entry: ConnectorEntry, status: ConnectorStatus | None, every: timedelta | None) -> Check:

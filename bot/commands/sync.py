@@ -1,15 +1,18 @@
 """`sourced sync [NAME]`: bring the index in step with the configured connectors (sourced.yml `connectors:`),
-incrementally from each one's stored cursor; `--full` also lists everything each source still has."""
+incrementally from each one's stored cursor; `--full` also lists everything each source still has. The documents
+of a connector no longer in sourced.yml are purged first."""
 
 import argparse
 import sys
+from datetime import UTC, datetime
 from typing import Any
 
 from bot.commands.common import add_config_option, application
 from core.bootstrap import Sourced
 from core.config import ConfigError
 from core.connectors.build import build_connector
-from core.connectors.sync import SyncReport
+from core.connectors.port import ConnectorError
+from core.connectors.sync import Purged, SyncReport
 from core.storage.locks import IngestBusy
 
 
@@ -26,6 +29,11 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     sourced = application(args)
+    try:
+        purge_unconfigured(sourced)
+    except IngestBusy as error:
+        print(f"sourced sync: {error}", file=sys.stderr)
+        return 1
     entries = [sourced.config.connector(args.name)] if args.name else list(sourced.config.connectors)
     if not entries:
         print("sourced sync: no connectors in sourced.yml (see docs/connectors.md)", file=sys.stderr)
@@ -44,12 +52,22 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def purge_unconfigured(sourced: Sourced) -> list[Purged]:
+    """Documents of connectors no longer in sourced.yml taken out of the index, one line each on stderr.
+    Raises `IngestBusy` when another sync or ingestion holds the database."""
+    purged = sourced.syncer.purge_unconfigured([entry.name for entry in sourced.config.connectors])
+    for each in purged:
+        print(f"sourced: {each.summary()}", file=sys.stderr, flush=True)
+    return purged
+
+
 def sync_one(sourced: Sourced, name: str, *, full: bool = False) -> SyncReport:
-    """One connector's sync; a connector that cannot even be built (a credential missing) is a failed sync too,
-    recorded for doctor and the Home view."""
+    """One connector's sync; a connector that cannot even be built (a credential missing, a key file missing or
+    unreadable) is a failed sync too, in one line, recorded for doctor and the Home view."""
     try:
         connector = build_connector(sourced.config.connector(name))
-    except ConfigError as error:
+    except (ConfigError, ConnectorError) as error:  # ConnectorError: a key file missing or unreadable
+        sourced.connector_state.started(name, datetime.now(UTC))
         sourced.connector_state.failed(name, str(error))
         return SyncReport(name=name, failure=str(error))
     return sourced.syncer.sync(connector, full=full)

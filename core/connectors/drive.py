@@ -14,7 +14,8 @@ membership: a file shared "with anyone who has the link" is readable by whoever 
 everyone, so it grants no one unless the operator opts in (`link_sharing: true`). A group's members come from the
 Admin SDK's directory, which needs domain-wide delegation (`subject`); without it a group grants no one. A
 file's `version` grows with every change to it, its permissions included, so a listed version is enough to tell
-an unchanged file.
+an unchanged file, except for what it inherits: a shared drive's members changed change no file, so a full pass
+reads every file's permissions again (`existing`) and the sync re-reads those whose readers changed.
 
 Credentials: the path of the service account's JSON key file, from the environment; the library signs its token
 requests with the key, and `execute(num_retries=...)` backs off on 429 and 5xx.
@@ -22,6 +23,7 @@ requests with the key, and `execute(num_retries=...)` backs off on 429 and 5xx.
 
 import json
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import date, datetime
 from typing import Any, Final
 
@@ -121,8 +123,12 @@ class DriveConnector:
                     content=bytes(content), suffix=suffix)
 
     def existing(self) -> Iterator[ItemRef]:
+        """Every file, each with its permissions read again (`permissions.list`): a shared drive's membership
+        (a member removed, a member added) changes no file's `version` and is no change of any file in the feed,
+        so a full pass compares each file's access with what is stored."""
         for batch in self._everything(""):
-            yield from batch.refs
+            for ref in batch.refs:
+                yield replace(ref, access=self._access(ref.item_id))
 
     def members(self, groups: Collection[str]) -> Mapping[str, frozenset[str]]:
         """Each group's members by e-mail, from the directory; none without domain-wide delegation."""

@@ -20,13 +20,16 @@ deletions and permission changes after it still apply. Every later sync tries th
 that reads stands again. Only a source that stops answering stops the sync: `MAX_FAILURES_IN_A_ROW` fetches in a
 row failing on the source's side (not the item's) fail the run as a listing failure would.
 
+A connector taken out of sourced.yml (or renamed) has its documents, its groups' members and its state purged
+at the next `sourced sync` or `sourced serve` start (`Syncer.purge_unconfigured`): nothing keeps them current.
+
 Permissions. A document's audience is its access as principals; an item whose access names nobody is removed,
 so an unshared item leaves the index at the sync that sees it. The members of every group some document names
 are read at each sync, before the documents: a member removed from a group loses its documents at once.
 """
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -89,6 +92,21 @@ class SyncReport:
         return f"{line} ({self.seconds:.1f} s)"
 
 
+@dataclass(frozen=True, kw_only=True)
+class Purged:
+    """A connector no longer configured (taken out of sourced.yml, or renamed), and what its syncs had left."""
+
+    name: str
+    documents: int
+    groups: int
+
+    def summary(self) -> str:
+        plural = "document" if self.documents == 1 else "documents"
+        return (f"connector {self.name!r} is no longer in sourced.yml: its {self.documents} {plural} and the "
+                f"members of its {self.groups} {'group' if self.groups == 1 else 'groups'} were purged and are no "
+                "longer answered")
+
+
 class Syncer:
     """Runs connectors against one database's index."""
 
@@ -124,6 +142,23 @@ class Syncer:
         else:
             self._state.failed(connector.name, report.failure)
         return report
+
+    def purge_unconfigured(self, configured: Collection[str]) -> list[Purged]:
+        """Take the documents of every connector not among `configured` out of the index, with its groups'
+        members (who held its `group:` roles) and its state: what the source no longer vouches for is not
+        answered. Raises `IngestBusy` when another sync or ingestion holds the database."""
+        stale = self._state.unconfigured(configured)
+        if not stale:
+            return []
+        purged = []
+        with self._ingestor.writing() as writer:
+            for name in stale:
+                groups = self._state.group_count(name)
+                removed = sum(writer.remove(doc_id, origin=name) for doc_id in self._ingestor.stored_items(name))
+                self._state.forget(name)
+                purged.append(Purged(name=name, documents=removed, groups=groups))
+                log.warning("%s", purged[-1].summary())
+        return purged
 
     def _full_due(self, name: str, started: datetime) -> bool:
         last = self._state.status(name).full_pass_at

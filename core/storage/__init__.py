@@ -4,6 +4,7 @@ Portable across SQLite and PostgreSQL; what one of them alone has (SQLite's FTS5
 column, audience classes and pgvector tables) is created by the migrations (`core.storage.postgres`).
 """
 
+from core.storage.audience_changes import AudienceChanges
 from core.storage.audit_log import SqlAuditLog
 from core.storage.database import (
     current_revision,
@@ -29,6 +30,7 @@ from core.storage.repositories import (
 __all__ = [
     "CLARIFICATION_TTL",
     "CONVERSATION_TTL",
+    "AudienceChanges",
     "ConversationTurns",
     "FeedbackEntry",
     "FeedbackLog",

@@ -74,6 +74,37 @@ class SqlConnectorState:
     def failed(self, name: str, error: str) -> None:
         self._upsert(name, error=error)
 
+    # -- connectors no longer configured ------------------------------------------------------------------
+
+    def unconfigured(self, configured: Collection[str]) -> dict[str, int]:
+        """Connectors that left something in this database (documents, group members, state) and are not among
+        `configured`: each with how many documents it still has."""
+        keep = list(configured)
+        with self._engine.connect() as connection:
+            documents: dict[str, int] = {
+                str(origin): int(count) for origin, count in connection.execute(
+                    select(DocumentRow.origin, func.count()).where(DocumentRow.origin.is_not(None),
+                                                                    DocumentRow.origin.not_in(keep))
+                    .group_by(DocumentRow.origin)).all()}
+            for column in (ConnectorStateRow.name, SourceGroupMemberRow.connector, ConnectorItemFailureRow.connector):
+                for name in connection.execute(select(column).distinct().where(column.not_in(keep))).scalars():
+                    documents.setdefault(str(name), 0)
+        return dict(sorted(documents.items()))
+
+    def group_count(self, name: str) -> int:
+        """How many of the connector's groups have members stored."""
+        with self._engine.connect() as connection:
+            return int(connection.execute(select(func.count(SourceGroupMemberRow.group_id.distinct()))
+                                          .where(SourceGroupMemberRow.connector == name)).scalar_one())
+
+    def forget(self, name: str) -> None:
+        """Everything the connector's syncs kept but its documents: its state, its groups' members (who held
+        its `group:` roles), its unreadable items."""
+        with self._engine.begin() as connection:
+            connection.execute(delete(SourceGroupMemberRow).where(SourceGroupMemberRow.connector == name))
+            connection.execute(delete(ConnectorItemFailureRow).where(ConnectorItemFailureRow.connector == name))
+            connection.execute(delete(ConnectorStateRow).where(ConnectorStateRow.name == name))
+
     # -- items that could not be read ---------------------------------------------------------------------
 
     def unreadable_items(self, name: str) -> dict[str, str]:

@@ -299,6 +299,18 @@ class SourceGroupMemberRow(Base):
     email: Mapped[str] = mapped_column(String, primary_key=True)
 
 
+class AudienceChangeRow(Base):
+    """When Slack last said who may read something changed (a channel's members or sharing, a user's guest
+    flag, a user group's members), by an opaque key such as `channel:C123`: every worker drops what it cached
+    about that key before this instant (`bot.audience`). One row a key, so the table stays as small as the
+    workspace's channels and users."""
+
+    __tablename__ = "audience_changes"
+
+    key: Mapped[str] = mapped_column(String, primary_key=True)
+    changed_at: Mapped[datetime]
+
+
 def count_rows(engine: Engine, table: type[Base]) -> int:
     """How many rows a table holds (the indexes' chunk and document counts, an ingestion's summary)."""
     with engine.connect() as connection:

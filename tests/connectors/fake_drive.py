@@ -80,6 +80,15 @@ class DriveWorkspace:
         self.files[file_id].trashed = True
         self._changed(file_id)
 
+    def add_drive_member(self, drive: str, email: str, *, role: str = "reader") -> None:
+        """A person added to a shared drive: Drive changes none of its files' versions, and its change feed
+        reports no file."""
+        self.drives.setdefault(drive, []).append({"type": "user", "role": role, "emailAddress": email})
+
+    def remove_drive_member(self, drive: str, email: str) -> None:
+        """A person removed from a shared drive: as silent in the feed as an addition."""
+        self.drives[drive] = [m for m in self.drives.get(drive, []) if m.get("emailAddress") != email]
+
     def _changed(self, file_id: str) -> None:
         self.files[file_id].version += 1
         self.log.append(file_id)

@@ -167,3 +167,49 @@ def _other_key() -> bytes:
 
     return rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
+
+def test_a_person_removed_from_a_shared_drive_loses_its_files_at_the_next_full_pass(
+        tmp_path: Path, workspace: DriveWorkspace, fake: FakeDrive, key_pair: tuple[bytes, bytes]) -> None:
+    key_file = fake.key_file(tmp_path, key_pair[0])
+    workspace.drives["d-board"] = [{"type": "user", "role": "reader", "emailAddress": ACCOUNT}]
+    workspace.add_drive_member("d-board", "carol@example.com")
+    workspace.add_drive_member("d-board", "erin@example.com")
+    minutes = workspace.add("Board budget", DOCX, docx(("Title", "Board budget"), ("Heading1", "Travel"), (
+        None, "The travel budget of the board is 12,000 EUR per year.")), drive="d-board")
+    question = "What is the travel budget of the board?"
+    sourced = application(tmp_path / "db")
+    sync(sourced, connector(fake, key_file))
+    carol, erin = person(sourced, "carol@example.com"), person(sourced, "erin@example.com")
+    assert answered_with(ask(sourced, question, carol), ["12,000"])
+    workspace.remove_drive_member("d-board", "carol@example.com")  # no file changed, nothing in the feed
+    workspace.add_drive_member("d-board", "frank@example.com")
+    report = sync(sourced, connector(fake, key_file), full=True)
+    assert report.full_pass and report.updated == [f"drive:{minutes}"]
+    assert not answered_with(ask(sourced, question, person(sourced, "carol@example.com")), ["12,000"])
+    assert answered_with(ask(sourced, question, erin), ["12,000"])
+    assert answered_with(ask(sourced, question, person(sourced, "frank@example.com")), ["12,000"])
+    unchanged = sync(sourced, connector(fake, key_file), full=True)
+    assert not unchanged.updated and not unchanged.added  # the permissions read again, and the same: no download
+
+
+@pytest.mark.parametrize("key", [None, b"{not json", b'{"type": "service_account"}'])
+def test_a_missing_or_malformed_key_file_is_one_line_and_a_failed_sync_doctor_reports(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], key: bytes | None) -> None:
+    import argparse  # noqa: PLC0415
+
+    from bot.commands import sync as sync_command  # noqa: PLC0415
+    from bot.commands.doctor import _connector_check  # noqa: PLC0415
+
+    key_file = tmp_path / "drive-key.json"
+    if key is not None:
+        key_file.write_bytes(key)
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key_file))
+    sourced = application(tmp_path / "db", config={"connectors": [{"name": "drive", "kind": "drive"}]})
+    monkeypatch.setattr(sync_command, "application", lambda _args: sourced)
+    assert sync_command.run(argparse.Namespace(name=None, full=False)) == 1
+    said = capsys.readouterr()
+    assert said.out.count("\n") == 1 and "FAILED" in said.out and "key file" in said.out
+    assert "Traceback" not in said.err
+    check = _connector_check(sourced.config.connectors[0], sourced.connector_state.status("drive"), None)
+    assert check.status == "error" and "key file" in check.detail

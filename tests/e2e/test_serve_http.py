@@ -250,3 +250,39 @@ def test_doctor_says_what_is_wrong_and_exits_non_zero(tmp_path: Path, slack: Fak
     assert "error   database:" in checked.stdout and "schema at nothing" in checked.stdout
     rejected = "error   slack token: SLACK_BOT_TOKEN was rejected by Slack (auth.test: invalid_auth)"
     assert any(line.startswith(rejected) for line in checked.stdout.splitlines())
+
+
+def raw_request(port: int, head: str, body: bytes = b"") -> socket.socket:
+    """A connection that has sent `head` (and `body`), and sends nothing more until the test closes it."""
+    connection = socket.create_connection(("127.0.0.1", port), timeout=10)
+    connection.sendall(head.encode() + body)
+    return connection
+
+
+def status_of(connection: socket.socket) -> int:
+    return int(connection.recv(4096).split(b" ", 2)[1])
+
+
+def test_a_body_declared_over_the_cap_is_refused_with_413_before_a_byte_of_it_is_read(served: Served) -> None:
+    port = int(served.url.rsplit(":", 1)[1])
+    started = time.monotonic()
+    with raw_request(port, "POST /slack/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                           f"Content-Length: {100 * 1024 * 1024}\r\n\r\n") as connection:
+        assert status_of(connection) == 413  # answered though not one byte of the 100 MB was sent
+    assert time.monotonic() - started < 2
+
+
+def test_slow_senders_do_not_keep_a_signed_request_from_its_three_seconds(tmp_path: Path, slack: FakeSlack) -> None:
+    with serving(environment(tmp_path, slack), tmp_path, "--workers", "1", "--threads", "4") as running:
+        port = int(running.url.rsplit(":", 1)[1])
+        head = ("POST /slack/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                "Content-Length: 4000\r\n\r\n")
+        stalled = [raw_request(port, head, b'{"type": "event_') for _ in range(4)]  # one for every thread
+        time.sleep(0.3)
+        payload = mention_payload("How many days do customers have to return items for a refund?", user="UBOB",
+                                  channel="CPUBLIC")
+        reply = send_event(running.url + "/slack/events", payload)
+        assert reply.status == 200 and reply.seconds < 3
+        assert [status_of(connection) for connection in stalled] == [408] * 4
+        for connection in stalled:
+            connection.close()

@@ -13,12 +13,12 @@ from core.storage.tables import Base
 
 TABLES = {"documents", "document_roles", "chunks", "audit_events", "processed_events", "feedback",
           "pending_clarifications", "chunk_embeddings", "conversation_turns", "connector_state",
-          "source_group_members", "connector_item_failures"}
+          "source_group_members", "connector_item_failures", "audience_changes"}
 
 
 def test_migrating_creates_every_table_and_records_the_head_revision(engine: Engine) -> None:
     assert set(inspect(engine).get_table_names()) >= TABLES
-    assert current_revision(engine) == head_revision() == "0011_connector_item_failures"
+    assert current_revision(engine) == head_revision() == "0012_audience_changes"
 
 
 def test_migrating_again_changes_nothing(engine: Engine) -> None:

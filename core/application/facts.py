@@ -68,7 +68,7 @@ _MODALITIES: Final[tuple[tuple[Modality, str], ...]] = (
 _MODALITY: Final = re.compile(r"\b(?:" + "|".join(f"(?P<{m}>{p})" for m, p in _MODALITIES) + r")\b",
                               re.IGNORECASE)
 _CLAUSE_BREAK: Final = re.compile(r"[;()\[\]\n]|(?<!\d):|:(?!\d)|,\s*(?=(?:and|or|but|while|whereas|although|though|so|"
-                                  r"which|who)\b)|"
+                                  r"which|who|if|only|unless|provided|when|once|as)\b)|"
                                   r"\b(?:but|whereas|while|although|though|because)\b|(?<=[.!?])\s+")
 _VALUE_BREAK: Final = re.compile(r"[;()\[\]\n]|(?<!\d)[:,]|[:,](?!\d)|\b(?:and|or|but|while|whereas)\b|(?<=[.!?])\s+",
                                 re.IGNORECASE)

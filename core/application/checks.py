@@ -78,6 +78,9 @@ _SUBJECT_VERBS: Final = frozenset("""is are was were be can cannot can't may mus
 instruction ("Upload them to Concur.") or a fragment ("Ten per year.") has no subject."""
 _CONTRACTED_VERBS: Final = frozenset({"re", "s", "ll", "ve", "d", "m"})
 _SUBJECT_WINDOW: Final = 7
+_OWN_SUBJECT_WINDOW: Final = 10
+"""A quoted sentence's subject may run longer than a claim's ("The HogHero app in the right sidebar should ...")."""
+_FRAGMENT_WORDS: Final = 6
 _QUESTION: Final = re.compile(r"[^.!?:;]*\?")
 """The questions of what a statement is read after, without the lead-ins around them."""
 _LEADING_CLAUSE: Final = re.compile(
@@ -392,12 +395,13 @@ def _names(claim_text: str, chunk_text: str) -> set[str]:
     after "Header: " included), and a sentence's first word when the sources write it capitalised mid-sentence.
     An acronym counts even when it spells a common word ("IT", "US")."""
     names = set()
-    chunk_names = capitalised_names(chunk_text)
+    chunk_names = {name.removesuffix("'s") for name in capitalised_names(chunk_text)}
     for sentence in _SENTENCE.split(claim_text):
         for index, match in enumerate(_CAPITALISED.finditer(sentence)):
             word = match.group(0)
             acronym = len(word) > 1 and word.isupper()
-            if (word.lower() in STOPWORDS and not acronym) or (index == 0 and word.lower() not in chunk_names):
+            if (word.lower() in STOPWORDS and not acronym) or (
+                    index == 0 and word.lower().removesuffix("'s") not in chunk_names):
                 continue
             names.add(word.lower())
     return names
@@ -589,9 +593,12 @@ def _swapped_subject(claim_text: str, anchor: Anchor, context: QuoteContext) -> 
     items"): words alone cannot tell a passive from a swap, and the overlap rules read those. Context
     says what "it", "this" or "we" stand for, never whom a value belongs to instead; a claim's own word for the
     subject, one its source never uses, is for the overlap and meaning rules to judge."""
-    claimed = {stem(word) for word in _claimed_subject(claim_text, "") if word not in STOPWORDS}
+    subject = [word for word in _claimed_subject(claim_text, "") if word not in STOPWORDS]
+    claimed = {stem(word) for word in subject}
     quoted = set(content_stems(_quoted_sentences(anchor)))
-    if not claimed or claimed & quoted or not claimed <= set(content_stems(f"{anchor.chunk.text}\n{context.text}")):
+    named = set(content_stems(f"{anchor.chunk.text}\n{context.text}"))
+    names = _names(claim_text, f"{anchor.chunk.text}\n{context.text}")
+    if not claimed or claimed & quoted or not (claimed <= named or set(subject) <= names):
         return None
     said = {stem(word) for word in words(claim_text)}
     subjects = [_own_subjects(anchor, statement) for statement in anchor.statements]
@@ -610,10 +617,22 @@ def _own_subjects(anchor: Anchor, statement: Statement) -> list[set[str]]:
     if statement.kind == "row":
         cells = cell_spans(text, statement)
         return [set(content_stems(plain(text[cells[0][0]:cells[0][1]])))] if cells else []
-    clauses = facts.clauses(plain(text[statement.start:statement.end]))
-    return [{stem(word) for word in _subject(words(_without_opening(clause)))
-             or (_before_value(clause) if index else []) if word not in STOPWORDS | _REPLY_WORDS | _REFERRING}
-            for index, clause in enumerate(clauses)]
+    sentence = plain(text[statement.start:statement.end])
+    clauses = facts.clauses(sentence)
+    return [{stem(word) for word in _subject(words(_without_opening(clause)), _OWN_SUBJECT_WINDOW)
+             or (_before_value(clause) if index else _fragment_subject(clause, sentence))
+             if word not in STOPWORDS | _REPLY_WORDS | _REFERRING} for index, clause in enumerate(clauses)]
+
+
+def _fragment_subject(clause: str, sentence: str) -> list[str]:
+    """A quote's first clause with no verb ("PostHog's global paternity leave (6 weeks ...)") names what it is
+    of, unless it opens with its value ("6 months, set by CBA") or labels it ("Length: 40 minutes"): then the
+    heading says whose it is."""
+    tokens = words(clause)
+    label = sentence.lstrip().startswith(clause) and sentence.lstrip()[len(clause):].lstrip().startswith(":")
+    if not tokens or label or facts.quantities(tokens[0]) or len(tokens) > _FRAGMENT_WORDS:
+        return []
+    return tokens
 
 
 def _without_opening(clause: str) -> str:
@@ -677,9 +696,9 @@ def _after_prefix(claim_text: str, prefix: str) -> str:
     return claim_text
 
 
-def _subject(tokens: Sequence[str]) -> list[str]:
+def _subject(tokens: Sequence[str], window: int = _SUBJECT_WINDOW) -> list[str]:
     """The words before a sentence's first verb among its first few, or [] when it has none there."""
-    for index, token in enumerate(tokens[:_SUBJECT_WINDOW]):
+    for index, token in enumerate(tokens[:window]):
         if token in _SUBJECT_VERBS or ("'" in token and token.rpartition("'")[2] in _CONTRACTED_VERBS):
             return list(tokens[:index])
     return []

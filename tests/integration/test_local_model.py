@@ -40,6 +40,8 @@ REFUSED_BEFORE_THE_MODEL: Final = frozenset({"not_in_corpus", "not_permitted", "
 POLICY: Final = RetrievalPolicy(floor=0.35, weak_floor=0.12)
 REFUSED_AFTER_THE_MODEL: Final = frozenset({"malformed_response", "model_self_refusal", "invalid_citation",
                                             "unsupported_claim"})
+DECLINED: Final = "model reported found=false"
+"""The audit's detail of a question the model declined: refused as retrieval's own kind."""
 
 
 def doc(chunk_id: str, heading: str, text: str, *, audience: tuple[str, ...] = ("everyone",)) -> StoredChunk:
@@ -205,7 +207,8 @@ def test_the_local_model_writes_a_quote_for_every_claim(asked: Asked, recording:
 def test_everything_the_model_wrote_that_failed_a_check_is_refused_with_a_named_kind(asked: Asked) -> None:
     for text, (outcome, evidence) in asked.items():
         if evidence.model_called and isinstance(outcome, Refused):
-            assert outcome.kind in REFUSED_AFTER_THE_MODEL, (text, outcome.kind, evidence.detail)
+            declined = evidence.detail == DECLINED and outcome.kind in REFUSED_BEFORE_THE_MODEL
+            assert declined or outcome.kind in REFUSED_AFTER_THE_MODEL, (text, outcome.kind, evidence.detail)
 
 
 def test_the_local_server_is_reached_every_time_so_no_refusal_is_an_outage(asked: Asked) -> None:

@@ -199,7 +199,7 @@ TRUNCATED = envelope()[:70]
         (Reply(content=envelope(answer="I couldn't find this; the sources do not say.")),
          "model_self_refusal"),
         (Reply(content=envelope(found=False, answer="", claims=[], refusal_reason="not in the sources")),
-         "model_self_refusal"),
+         "not_in_corpus"),  # the model declined: refused as retrieval knows it, the audit's detail says so
         (Reply(content=envelope(claims=[{"text": "Customers may return items within 90 days of delivery.",
                                          "chunk_ids": ["refunds#return-window"]}])), "unsupported_claim"),
     ],

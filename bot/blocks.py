@@ -115,6 +115,16 @@ def reading_line(outcome: Outcome) -> str | None:
     return READING.format(reading=mrkdwn(_shorten(flat).replace("*", "")))
 
 
+def reading_markdown(outcome: Outcome) -> str | None:
+    """The same line as Markdown, for a stream's `markdown_text`: the reading is the asker's words and the
+    conversation's, so every character Markdown gives meaning to is escaped and a URL is shown as code, as in the
+    streamed answer itself (mrkdwn's entities would be read as Markdown there, and `[x](url)` would be a link)."""
+    if not outcome.reading:
+        return None
+    flat = " ".join(outcome.reading.split())
+    return READING.format(reading=markdown(_shorten(flat).replace("*", "")))
+
+
 def _reading_blocks(outcome: Outcome) -> list[Block]:
     line = reading_line(outcome)
     return [] if line is None else [ContextBlock(block_id="reading", elements=[MarkdownTextObject(text=line)])]

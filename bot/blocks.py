@@ -115,6 +115,16 @@ def reading_line(outcome: Outcome) -> str | None:
     return READING.format(reading=mrkdwn(_shorten(flat).replace("*", "")))
 
 
+def reading_markdown(outcome: Outcome) -> str | None:
+    """The same line as Markdown, for a stream's `markdown_text`: the reading is the asker's words and the
+    conversation's, so every character Markdown gives meaning to is escaped and a URL is shown as code, as in the
+    streamed answer itself (mrkdwn's entities would be read as Markdown there, and `[x](url)` would be a link)."""
+    if not outcome.reading:
+        return None
+    flat = " ".join(outcome.reading.split())
+    return READING.format(reading=markdown(_shorten(flat).replace("*", "")))
+
+
 def _reading_blocks(outcome: Outcome) -> list[Block]:
     line = reading_line(outcome)
     return [] if line is None else [ContextBlock(block_id="reading", elements=[MarkdownTextObject(text=line)])]
@@ -348,12 +358,13 @@ def _section_path(passage: Passage) -> str:
 
 
 def linked(text: str, links: Sequence[Link]) -> str:
-    """Document text as mrkdwn: escaped, each of its links (a web address the document gives) a Slack link."""
+    """Document text as mrkdwn: escaped, each of its links (a web address the document gives) its words followed
+    by the address itself as a Slack link, so the document's words never stand in for where it goes."""
     parts: list[str] = []
     at = 0
     for link in sorted(links, key=lambda link: link.start):
         label = text[link.start:link.end]
-        slack_link = _link(link.target, mrkdwn(label)) if link.start >= at and label.strip() else None
+        slack_link = _shown_link(link.target, label) if link.start >= at and label.strip() else None
         if slack_link is None:
             continue
         parts += [mrkdwn(text[at:link.start]), slack_link]
@@ -384,13 +395,32 @@ def _word_at(text: str, words: str) -> int:
 
 
 def _link(url: str | None, label: str) -> str | None:
-    """A mrkdwn link to a document's own http(s) URL; none for anything else (found by fuzzing: a URL holding a
-    line break or a space ended the link early and left the rest as text)."""
+    """A mrkdwn link to a document's own http(s) URL (its `url` or page link, metadata), under a label of ours;
+    none for anything else."""
+    safe = _safe_url(url)
+    return None if safe is None else f"<{safe}|{label}>"
+
+
+def _shown_link(url: str, words: str) -> str | None:
+    """A link written inside a document: its words (escaped), then its target shown as itself. Slack's
+    `<target|words>` would show only the words, and a page's words can say one place while pointing at another
+    (streamed answers show URLs as themselves for the same reason); a link whose words are its address is the
+    address alone."""
+    safe = _safe_url(url)
+    if safe is None:
+        return None
+    if words.strip() in (url, url.removeprefix("https://"), url.removeprefix("http://")):
+        return f"<{safe}>"
+    return f"{mrkdwn(words)} (<{safe}>)"
+
+
+def _safe_url(url: str | None) -> str | None:
+    """An http(s) URL made safe inside `<...>`; None for anything else (found by fuzzing: a URL holding a line
+    break or a space ended the link early and left the rest as text)."""
     if not url or not url.startswith(("https://", "http://")) or not all(ch.isprintable() and not ch.isspace()
                                                                          for ch in url):
         return None
-    safe = url.replace("&", "&amp;").replace("<", "%3C").replace(">", "%3E").replace("|", "%7C")
-    return f"<{safe}|{label}>"
+    return url.replace("&", "&amp;").replace("<", "%3C").replace(">", "%3E").replace("|", "%7C")
 
 
 def _text_sections(text: str, *, max_blocks: int) -> list[SectionBlock]:

@@ -11,6 +11,7 @@ from bot.commands import ask, audit, bench, demo, doctor, feedback, ingest, serv
 from bot.commands import eval as eval_command
 from core.config import ConfigError
 from core.llm.reader import ReaderUnavailable
+from core.log_privacy import quiet_libraries
 from core.retrieval.embeddings import EmbedderUnavailable
 from core.storage.postgres import PgvectorMissing
 
@@ -30,6 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    quiet_libraries()  # -v is our debug details, never a library's whole HTTP responses
     try:
         code: int = args.run(args)
     except ConfigError as error:

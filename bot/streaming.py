@@ -58,7 +58,7 @@ def _stream(client: WebClient, conversation: Conversation, outcome: Answered, me
     streamer = client.chat_stream(channel=conversation.channel_id, thread_ts=conversation.thread_ts,
                                   recipient_user_id=conversation.user_id,
                                   recipient_team_id=conversation.team_id, buffer_size=1)
-    reading = blocks.reading_line(outcome)
+    reading = blocks.reading_markdown(outcome)
     try:
         if reading is not None:  # the reading first: it says which question the words that follow answer
             streamer.append(markdown_text=reading + "\n\n")

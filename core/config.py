@@ -117,6 +117,8 @@ class SourceRuleEntry(BaseModel):
     audience: list[str] | None = Field(default=None, min_length=1)
     url: str | None = Field(default=None, min_length=1)
     """A template: `{stem}`, `{name}`, `{path}` (without the extension) and `{id}` are the file's."""
+    supersedes: list[str] = Field(default_factory=list)
+    """Ids of the documents the matched files replace (metadata only: text inside a document never declares it)."""
 
     @field_validator("path")
     @classmethod
@@ -137,7 +139,7 @@ class SourceRuleEntry(BaseModel):
         return value
 
     def to_rule(self) -> SourceRule:
-        return SourceRule(path=self.path, owner=self.owner, url=self.url,
+        return SourceRule(path=self.path, owner=self.owner, url=self.url, supersedes=tuple(self.supersedes),
                           audience=tuple(self.audience) if self.audience else None)
 
 

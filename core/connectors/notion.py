@@ -23,6 +23,7 @@ import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef
 from core.documents.model import (
@@ -40,6 +41,8 @@ from core.documents.model import (
 )
 
 PAGE_SIZE: Final = 100
+DEFAULT_API_URL: Final = "https://api.notion.com"
+"""notion-client's own API root, used unless `api_url` names another."""
 OVERLAP: Final = timedelta(minutes=5)
 _ID: Final = re.compile(r"([0-9a-f]{32})(?:[?#].*)?$")
 _HEADINGS: Final = {"heading_1": 1, "heading_2": 2, "heading_3": 3}
@@ -66,6 +69,8 @@ class NotionConnector:
         self._mapping = hashlib.sha256(json.dumps([sorted(self._roots.items()), self._audience]).encode()
                                        ).hexdigest()[:12]
         self._client = client if client is not None else _client(token, api_url, retries)
+        self._host = urlsplit(api_url or DEFAULT_API_URL).netloc or api_url or DEFAULT_API_URL
+        """Named in every failure, so a sync that cannot reach Notion says which host it tried."""
         self._parents: dict[_Node, _Node | _Lost | None] = {}
 
     @property
@@ -182,6 +187,7 @@ class NotionConnector:
 
     def _call(self, request: Any, *, missing_ok: bool = False) -> Any:
         try:
+            from httpx import TransportError  # noqa: PLC0415  # notion-client's transport, not an OSError
             from notion_client.errors import APIResponseError, HTTPResponseError, RequestTimeoutError  # noqa: PLC0415
         except ImportError:
             raise ConnectorError("the Notion connector needs notion-client: pip install 'sourced[connectors]'"
@@ -192,11 +198,11 @@ class NotionConnector:
             if missing_ok and error.status == 404:
                 return None
             reason = "the integration's token was refused" if error.status == 401 else str(error.code)
-            raise ConnectorError(f"Notion: HTTP {error.status} ({reason})") from None
+            raise ConnectorError(f"Notion at {self._host}: HTTP {error.status} ({reason})") from None
         except (HTTPResponseError, RequestTimeoutError) as error:
-            raise ConnectorError(f"Notion: {type(error).__name__} after retries") from None
-        except OSError as error:
-            raise ConnectorError(f"Notion: unreachable ({type(error).__name__})") from None
+            raise ConnectorError(f"Notion at {self._host}: {type(error).__name__} after retries") from None
+        except (TransportError, OSError) as error:  # a host that does not resolve, a refused connection
+            raise ConnectorError(f"Notion at {self._host}: unreachable ({_first_line(error)})") from None
 
 
 _Node = tuple[str, str]
@@ -235,6 +241,11 @@ def _client(token: str, api_url: str | None, retries: int) -> Any:
     if api_url:
         options.base_url = api_url.rstrip("/")
     return Client(options=options)
+
+
+def _first_line(error: Exception) -> str:
+    """An error's own words on one line (httpx's DNS failure is "[Errno -2] Name or service not known")."""
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
 def _plain(item_id: object) -> str:

@@ -59,12 +59,7 @@ UpdatedFrom = Literal["front matter", "metadata", "file"]
 _OURS_CASE_SENSITIVE_FROM: Final = 4
 """Our keys of this length or more are compared for one-edit typos (`audiance`); `id` and `url` would match
 too many keys of other sites (`ip`, `uri`)."""
-SUPERSESSION_REACH: Final = 120
-"""How far after the word "supersedes" a document id may appear and still be what is superseded."""
-
 _DOC_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
-_SUPERSEDES: Final = re.compile(r"\bsupersedes\b", re.IGNORECASE)
-_ID_TAIL: Final = re.compile(r"[A-Za-z0-9._/-]*")
 _EDITION: Final = re.compile(r"\((?=[^)]*\d)[^)]*\)|\b(?:19|20)\d{2}\b|\b(?:v|version|rev|revision)\s*\d+(?:\.\d+)*\b")
 
 
@@ -175,12 +170,23 @@ class FrontMatter(BaseModel):
     audience: list[str] = Field(default_factory=lambda: [EVERYONE])
     updated: date | None = None
     url: str | None = Field(default=None, min_length=1)
+    supersedes: list[str] = Field(default_factory=list)
+    """Ids of the documents this one replaces. Only metadata declares it: a sentence in a page's text ("This page
+    supersedes ...") is content anyone who edits the page wrote, and never retires another document."""
 
     @field_validator("id")
     @classmethod
     def _safe_id(cls, value: str | None) -> str | None:
         if value is not None and not _DOC_ID.fullmatch(value):
             raise ValueError("use ASCII letters, digits and . _ - / only, starting with a letter or digit")
+        return value
+
+    @field_validator("supersedes")
+    @classmethod
+    def _safe_ids(cls, value: list[str]) -> list[str]:
+        for doc_id in value:
+            if not _DOC_ID.fullmatch(doc_id):
+                raise ValueError(f"{doc_id!r} is not a document id (ASCII letters, digits and . _ - /)")
         return value
 
     @field_validator("audience")
@@ -319,6 +325,8 @@ def _load_file(path: Path, relative: Path, rules: tuple[SourceRule, ...]) -> Sou
         structure=read.structure,
         format=read.format,
         ignored_keys=read.ignored_keys,
+        supersedes=tuple(meta.supersedes if "supersedes" in meta.model_fields_set
+                         else rule.supersedes if rule is not None else ()),
     )
 
 
@@ -526,22 +534,15 @@ def _describe(error: ValidationError) -> str:
     return f"front-matter key {key!r}: {message}"
 
 
-def _reach(body: str, start: int) -> str:
-    """The text after "supersedes" that may name what is superseded; an id cut at the limit is completed."""
-    end = start + SUPERSESSION_REACH
-    cut = _ID_TAIL.match(body, end)
-    tail = cut.group(0) if cut else ""
-    return (body[start:end] + tail).split("\n\n", 1)[0]
-
-
 def _with_supersession(documents: list[SourceDocument]) -> tuple[SourceDocument, ...]:
-    """Record, for each document, the other documents it supersedes: those its body says it supersedes, and
-    older documents on the same subject (`subject_key` of the title)."""
+    """Record, for each document, the other documents it supersedes: those its metadata (front matter or its
+    `sources:` rule) names, and older documents on the same subject (`subject_key` of the title). Its text is
+    never read for this: "This page supersedes ..." in a body is content, not a declaration."""
     known = {document.doc_id.lower(): document.doc_id for document in documents}
     newer = older_editions(documents)
     resolved = []
     for document in documents:
-        stated = superseded_ids(document.body, known, own_id=document.doc_id)
+        stated = declared_ids(document.supersedes, known, own_id=document.doc_id)
         implied = tuple(other for other in newer.get(document.doc_id, ()) if other not in stated)
         resolved.append(replace(document, supersedes=stated + implied))
     return tuple(resolved)
@@ -578,17 +579,12 @@ def older_editions(documents: Sequence[SourceDocument]) -> dict[str, tuple[str, 
     return older
 
 
-def superseded_ids(body: str, known: dict[str, str], *, own_id: str) -> tuple[str, ...]:
-    """Ids of known documents named within `SUPERSESSION_REACH` characters after "supersedes".
-
-    `known` maps lower-cased ids to ids. A paragraph break ends the reach: the next paragraph is about
-    something else. "superseded by" is the opposite relation and does not match.
-    """
+def declared_ids(declared: Sequence[str], known: dict[str, str], *, own_id: str) -> tuple[str, ...]:
+    """The ids metadata declares superseded that name another known document (`known` maps lower-cased ids to
+    ids), in the order declared, each once."""
     found: dict[str, None] = {}
-    for match in _SUPERSEDES.finditer(body):
-        reach = _reach(body, match.end())
-        for candidate in _DOC_ID.findall(reach):
-            doc_id = known.get(candidate.rstrip("._/-").lower())
-            if doc_id is not None and doc_id != own_id:
-                found[doc_id] = None
+    for candidate in declared:
+        doc_id = known.get(candidate.lower())
+        if doc_id is not None and doc_id != own_id:
+            found[doc_id] = None
     return tuple(found)

@@ -1,6 +1,6 @@
-"""Metadata by path (`sources:` in sourced.yml): the owner, audience and link of documents that carry no front
-matter (a PDF, a wiki export), by globs relative to the knowledge-base root. The first rule that matches a file
-is its rule; the file's own front matter, where it has one, overrides it key by key.
+"""Metadata by path (`sources:` in sourced.yml): the owner, audience, link and supersession of documents
+that carry no front matter (a PDF, a wiki export), by globs relative to the knowledge-base root. The first rule
+that matches a file is its rule; the file's own front matter, where it has one, overrides it key by key.
 
 Globs: `*` is any run of characters within one folder or file name, `?` one character, `**` any number of
 folders (`hr/**` is everything under `hr/`, `**/*.pdf` every PDF). A glob matches the whole relative path: `*.pdf`
@@ -23,6 +23,8 @@ class SourceRule:
     owner: str | None = None
     audience: tuple[str, ...] | None = None
     url: str | None = None
+    supersedes: tuple[str, ...] = ()
+    """Ids of the documents the matched files replace: metadata, never read from a document's text."""
 
     @cached_property
     def _pattern(self) -> re.Pattern[str]:

@@ -5,6 +5,7 @@ restricted to a group is answered for a member in a DM and refused, exactly as i
 non-member and in a channel where one member lacks access. Shipped defaults (the MiniLM embedder)."""
 
 import json
+import logging
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -227,6 +228,25 @@ def test_the_cli_syncs_from_sourced_yml_with_the_token_from_the_environment(
     out = capsys.readouterr().out
     assert "HTTP 401" in out and "a-wrong-token" not in out and TOKEN not in out
 
+
+def test_a_verbose_sync_logs_no_response_of_the_site(tmp_path: Path, site: ConfluenceSite, fake: FakeConfluence,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    """`sourced -v sync` is our debug details: the HTTP libraries' DEBUG records (atlassian-python-api logs each
+    response whole: restricted pages' text, people's e-mail addresses) stay out, whatever -v asks."""
+    pages = handbook(site)
+    site.restrict(pages["salaries"], groups={"g-people"})
+    config = tmp_path / "sourced.yml"
+    config.write_text(f"default_owner: \"#help-desk\"\nconnectors:\n  - name: wiki\n    kind: confluence\n"
+                      f"    url: {fake.url}\n    spaces: [ENG]\n    user: {USER}\n", encoding="utf-8")
+    monkeypatch.setenv("SOURCED_DATABASE_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    monkeypatch.setenv("SOURCED_CONFLUENCE_TOKEN", TOKEN)
+    caplog.set_level(logging.DEBUG)  # everything that reaches the root, as -v's handler would write it
+    assert main(["-v", "sync", "wiki", "--config", str(config)]) == 0
+    libraries = [record for record in caplog.records if record.name.split(".")[0] in ("atlassian", "urllib3",
+                                                                                       "requests")]
+    assert [record.getMessage() for record in libraries if record.levelno < logging.INFO] == []
+    assert "85,000" not in caplog.text and "alice@example.com" not in caplog.text
 
 def test_rate_limits_and_server_errors_are_retried(tmp_path: Path, site: ConfluenceSite,
                                                     fake: FakeConfluence) -> None:

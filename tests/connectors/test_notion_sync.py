@@ -2,12 +2,14 @@
 document model (headings, nested lists, tables, links); each shared root's audience named in sourced.yml;
 edits answered after one sync, deleted and unshared pages gone after the full pass. Shipped defaults."""
 
+import socket
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from bot.cli import main
 from core.connectors.notion import NotionConnector
 from tests.connectors.fake_notion import TOKEN, FakeNotion, NotionWorkspace
 from tests.connectors.workbench import answered_with, application, ask, cited_documents, person, sync
@@ -124,3 +126,25 @@ def test_a_page_whose_walk_up_stops_short_of_the_workspace_is_stored_for_no_one(
     report = sync(sourced, connector(fake, {}, audience=["everyone"]))
     assert f"notion:{minutes.replace('-', '')}" not in report.added
     assert ask(sourced, BONUS, person(sourced, "bob@example.com"))["view"]["outcome"] == "refused"
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "sourced-test-host.invalid"])
+def test_a_host_that_does_not_resolve_or_refuses_is_one_line_naming_notion_and_the_host(
+        tmp_path: Path, host: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture) -> None:
+    """It was httpx's ConnectError, logged with an 80-line traceback naming neither."""
+    with socket.socket() as probe:  # a port nothing listens on: the connection is refused
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    named = host.format(port=port)
+    config = tmp_path / "sourced.yml"
+    config.write_text(f"default_owner: \"#help-desk\"\nconnectors:\n  - name: pages\n    kind: notion\n"
+                      f"    api_url: http://{named}/v1\n    audience: [everyone]\n", encoding="utf-8")
+    monkeypatch.setenv("SOURCED_DATABASE_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    monkeypatch.setenv("SOURCED_NOTION_TOKEN", TOKEN)
+    assert main(["sync", "--config", str(config)]) == 1
+    captured = capsys.readouterr()
+    printed = [line for line in (captured.out + captured.err).splitlines() if named in line]
+    assert len(printed) == 1 and "Notion" in printed[0] and "unreachable" in printed[0]
+    assert "Traceback" not in captured.out + captured.err and TOKEN not in captured.out + captured.err
+    assert not [record for record in caplog.records if record.exc_info]

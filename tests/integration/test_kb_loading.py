@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from core.retrieval import LoadResult, load_knowledge_base
+from core.retrieval.sources import SourceRule
 
 TRAVEL = """---
 id: travel-expenses
@@ -129,14 +130,39 @@ def test_a_duplicate_id_is_an_error_for_the_second_file(tmp_path: Path) -> None:
     assert [d.title for d in result.documents] == ["Travel and Expense Policy"]
 
 
-def test_supersession_is_recorded_for_documents_that_exist(tmp_path: Path) -> None:
+def test_supersession_is_recorded_from_front_matter_for_documents_that_exist(tmp_path: Path) -> None:
     write(tmp_path, "leave-2023.md", "---\nid: leave-policy-2023\n---\n# Time Off Policy (2023)\n\nOld.\n")
-    write(tmp_path, "leave-2025.md", "---\nid: leave-policy-2025\n---\n# Leave Policy\n\n"
-          "This policy Supersedes the Time Off Policy (2023), document leave-policy-2023. It also supersedes "
-          "document leave-policy-2019, which is not in the knowledge base.\n")
+    write(tmp_path, "leave-2025.md", "---\nid: leave-policy-2025\nsupersedes: [Leave-Policy-2023, leave-policy-2019]"
+          "\n---\n# Leave Policy\n\nNew.\n")
     by_id = {d.doc_id: d for d in load_knowledge_base(tmp_path).documents}
     assert by_id["leave-policy-2025"].supersedes == ("leave-policy-2023",)
     assert by_id["leave-policy-2023"].supersedes == ()
+
+
+def test_a_sentence_in_the_text_retires_no_document(tmp_path: Path) -> None:
+    """Anyone who may edit a page may write "supersedes" in it: the official policy must not be retired by it."""
+    write(tmp_path, "parking.md", "---\nid: parking-rules\n---\n# Parking Rules\n\nBays 1-9 are for visitors.\n")
+    write(tmp_path, "notes.md", "---\nid: team-notes\n---\n# Team Notes\n\n"
+          "> This page supersedes parking-rules. SUPERSEDES document parking-rules.\n\nPark anywhere.\n")
+    write(tmp_path, "scan.html", "<h1>Scanned memo</h1><p>This memo supersedes parking-rules.</p>")
+    assert all(d.supersedes == () for d in load_knowledge_base(tmp_path).documents)
+
+
+def test_a_sources_rule_may_declare_supersession_and_front_matter_overrides_it(tmp_path: Path) -> None:
+    write(tmp_path, "old/parking.md", "---\nid: parking-2024\n---\n# Parking\n\nOld bays.\n")
+    write(tmp_path, "new/parking.md", "---\nid: parking-2025\n---\n# Parking\n\nNew bays.\n")
+    write(tmp_path, "new/desks.md", "---\nid: desks\nsupersedes: []\n---\n# Desks\n\nHot desks.\n")
+    rules = [SourceRule(path="new/**", supersedes=("parking-2024",))]
+    by_id = {d.doc_id: d for d in load_knowledge_base(tmp_path, rules=rules).documents}
+    assert by_id["parking-2025"].supersedes == ("parking-2024",)
+    assert by_id["desks"].supersedes == ()
+
+
+def test_a_supersedes_entry_that_is_not_an_id_is_the_files_error(tmp_path: Path) -> None:
+    write(tmp_path, "a.md", "---\nid: a\nsupersedes: [\"the old policy\"]\n---\n# A\n\nText.\n")
+    result = load_knowledge_base(tmp_path)
+    assert result.documents == ()
+    assert "supersedes" in only_error(result)
 
 
 def test_each_edition_of_a_title_supersedes_the_older_ones(tmp_path: Path) -> None:

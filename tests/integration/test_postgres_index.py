@@ -46,8 +46,8 @@ PUBLIC = {
     "visitors.md": doc("visitors", {"Wi-Fi": "Visitors use the guest Wi-Fi network, password on the desk."},
                        audience="everyone, guests"),
     "old-meals.md": doc("old-meals", {"Meals": "The daily meal allowance for travel was $60."}),
-    "new-meals.md": doc("new-meals", {"Meals": "This supersedes document old-meals. The meal allowance for "
-                                               "travel is $75 a day."}),
+    "new-meals.md": doc("new-meals", {"Meals": "The meal allowance for travel is $75 a day."},
+                        extra="supersedes: [old-meals]\n"),
 }
 
 

@@ -134,7 +134,7 @@ def test_a_file_that_stops_loading_removes_its_document(engine: Engine, kb: Path
 
 
 def test_a_document_supersedes_one_added_later(engine: Engine, kb: Path) -> None:
-    (kb / "meals.md").write_text(MEALS.replace("$75.", "$75. This supersedes document meals-2024."))
+    (kb / "meals.md").write_text(MEALS.replace("---\n#", "supersedes: [meals-2024]\n---\n#"))
     ingest(engine, kb)
     (kb / "meals-2024.md").write_text("---\nid: meals-2024\n---\n# Old meals\n\n## Allowance\n\nIt was $60.\n")
     report = ingest(engine, kb)

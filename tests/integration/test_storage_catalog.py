@@ -25,9 +25,10 @@ DOCUMENTS = {
         title: New Handbook
         owner: "#people"
         updated: 2026-02-01
+        supersedes: [old]
         ---
         # New
-        This handbook supersedes old.
+        This handbook replaces the old one.
         """),
     "secret.md": "---\nid: secret\ntitle: Board Minutes\nowner: '#board'\naudience: [board]\n---\n# Minutes\nX.\n",
 }

@@ -132,9 +132,9 @@ def write_kb(root: Path, seed: int) -> GeneratedKb:
                                   rng.randint(2, 4)):
             body = " ".join(sentence(rng, words) for _ in range(rng.randint(1, 3)))
             sections.append(f"## {heading}\n\n{body}\n")
-        supersedes = "This supersedes document doc-0.\n\n" if number == 5 else ""
+        supersedes = "supersedes: [doc-0]\n" if number == 5 else ""
         text = (f"---\nid: doc-{number}\ntitle: {title}\nowner: \"{owner}\"\naudience: [{', '.join(audience)}]\n"
-                f"updated: {updated}\n---\n# {title}\n\n{supersedes}" + "\n".join(sections))
+                f"updated: {updated}\n{supersedes}---\n# {title}\n\n" + "\n".join(sections))
         (root / f"doc-{number:02d}.md").write_text(text, encoding="utf-8")
         vocabulary = {word.strip(".,$?") for word in text.split("---")[-1].split() if word.strip(".,$?#")}
         (permitted if "everyone" in audience else restricted).update(vocabulary)

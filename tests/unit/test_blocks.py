@@ -1,6 +1,7 @@
 """Outcomes as Block Kit: cited answers, four-part refusals, clarifying buttons, all within Slack's limits."""
 
 import json
+import re
 from dataclasses import replace
 from datetime import date
 from typing import Any
@@ -17,6 +18,7 @@ from core.domain import (
     Claim,
     Clarify,
     ClarifyOption,
+    Link,
     Passage,
     Refused,
     RiskAssessment,
@@ -264,6 +266,36 @@ def test_a_passage_is_shown_escaped_with_its_heading_and_details() -> None:
     assert rendered[1]["text"]["text"] == "Say &lt;hi&gt; &amp; bye"
     assert rendered[2]["elements"][0]["text"] == "Owner <#C0OWNER>"
 
+
+
+PARKING = "Book a bay with the parking form before you drive in."
+PARKING_LINK = Link(start=PARKING.index("the parking form"), end=PARKING.index(" before"),
+                    target="https://forms.example/parking?x=1&y=2")
+
+
+def test_a_link_in_a_passage_shows_where_it_goes_beside_the_documents_words() -> None:
+    message = blocks.passage_message(Passage(chunk_id="p#1", doc_id="p", title="Parking", heading="Parking",
+                                             text=PARKING, links=(PARKING_LINK,)))
+    text = all_text(message)
+    assert "the parking form (<https://forms.example/parking?x=1&amp;y=2>) before" in text
+    assert "|the parking form>" not in text
+
+
+def test_an_answer_repeating_a_links_words_shows_the_address_too() -> None:
+    passage = replace(REFUNDS, text=PARKING, links=(PARKING_LINK,))
+    message = blocks.answer_message(answered("Book a bay with the parking form. [1]", passage=passage))
+    text = all_text(message)
+    assert "the parking form (<https://forms.example/parking?x=1&amp;y=2>)" in text
+    assert not re.search(r"<https://forms[^>]*\|", text)
+
+
+def test_a_link_whose_words_are_its_address_is_shown_once() -> None:
+    text = "See https://forms.example/parking today."
+    start = text.index("https")
+    link = Link(start=start, end=start + len("https://forms.example/parking"), target="https://forms.example/parking")
+    shown = all_text(blocks.passage_message(Passage(chunk_id="p#1", doc_id="p", title="P", heading="P", text=text,
+                                                    links=(link,))))
+    assert "See <https://forms.example/parking> today." in shown
 
 # -- follow-ups ------------------------------------------------------------------------------------------
 

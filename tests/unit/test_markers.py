@@ -19,6 +19,26 @@ def test_markers_of_any_common_shape_are_taken_out(written: str, kept: str) -> N
     assert without_markers(written) == kept
 
 
+@pytest.mark.parametrize(("written", "kept"), [
+    ("Parking is free on Sundays [\u200b4].", "Parking is free on Sundays."),
+    ("Parking is free on Sundays [4\u2060].", "Parking is free on Sundays."),
+    ("Parking is free on Sundays\u200b [\ufeff1\u200c1, 5].", "Parking is free on Sundays."),
+    ("Parking is free on Sundays [\u200b^note]\u3010\u00ad3\u3011.", "Parking is free on Sundays."),
+])
+def test_a_zero_width_character_keeps_no_marker_from_being_one(written: str, kept: str) -> None:
+    assert without_markers(written) == kept
+
+
+def test_a_long_run_of_blanks_is_read_through_once() -> None:
+    """A model's output of 100,000 blanks, with and without markers and brackets in it: each was a pass per blank
+    before (minutes; benchmarks/markers.py measures it), and the text still comes back as written."""
+    blanks = " " * 100_000
+    assert without_markers(f"Badges{blanks}expire.") == f"Badges{blanks}expire."
+    assert without_markers(f"Badges expire{blanks}[3].") == "Badges expire."
+    assert without_markers(f"Badges [{blanks}x [1{blanks}") == f"Badges [{blanks}x [1"
+    assert without_markers(f"Badges\t{blanks}\u200b{blanks}[2, {blanks}3] expire.") == "Badges expire."
+
+
 @pytest.mark.parametrize("text", ["Form [A] applies.", "The 2024 edition [2024] applies.", "Use [x]."])
 def test_brackets_that_are_no_citation_marker_stay(text: str) -> None:
     assert without_markers(text) == text

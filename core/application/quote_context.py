@@ -52,8 +52,9 @@ _DEMONYMS: Final = {
 }
 """Adjectives of nationality whose country is not spelled alike (the rest share a prefix)."""
 _CONDITION: Final = re.compile(r"^\W*(?:if|when|whenever|unless|once|while|until|provided|providing|only|except|"
-                               r"in case|as long as)\b", re.IGNORECASE)
-"""A heading that sets a condition on what is listed under it ("If you leave the company", "Only with approval")."""
+                               r"in case|as long as)\b(?!\s+to\b)", re.IGNORECASE)
+"""A heading that sets a condition on what is listed under it ("If you leave the company", "Only with approval");
+"When to escalate" names a topic, as "How to escalate" does, and sets none."""
 _HYPHENATED: Final = re.compile(r"\w+(?:-\w+)+")
 """A word joined by a hyphen denies nothing: "No-show fees"."""
 FIRST_PERSON: Final = frozenset({"we", "our", "us", "ours", "ourselves"})

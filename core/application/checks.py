@@ -30,7 +30,15 @@ from core.application import facts
 from core.application.envelope import Envelope, EnvelopeClaim
 from core.application.instructions import addressed_to_assistants
 from core.application.ports import Embedder
-from core.application.quote_context import FIRST_PERSON, NOT_ASKED, Asking, QuoteContext, quote_context
+from core.application.quote_context import (
+    FIRST_PERSON,
+    NOT_ASKED,
+    Asking,
+    QuoteContext,
+    heading_lead_in,
+    quote_context,
+    unled_items,
+)
 from core.application.quotes import (
     MAX_STATEMENTS,
     Span,
@@ -263,9 +271,16 @@ def unstated_reason(claim_text: str, anchor: Anchor, similarity: "_Similarity", 
         return reason
     # Section titles are taken out of both sides alike: out of the claim alone, a quote's clause that opens with
     # the title ("Volunteering days do not carry over") no longer looks restated, and its negation goes uncounted.
+    # A heading that is the quoted items' lead-in ("What is not reimbursed") is kept on both sides, and its
+    # negation is the quote's whether the claim restates it or not.
     heading = anchor.chunk.passage.heading
-    claim_proper, evidence_proper = _without_heading(claim_text, heading), _without_heading(anchor.evidence, heading)
-    reason = _flipped_polarity(claim_proper, evidence_proper) or _flipped_bound(claim_proper, evidence_proper) \
+    lead = heading_lead_in(heading) if unled_items(anchor.statements) else ""
+    parents = heading.rsplit(" > ", 1)[0] if " > " in heading else ""
+    titles = parents if lead else heading
+    claim_proper, evidence_proper = _without_heading(claim_text, titles), _without_heading(anchor.evidence, titles)
+    evidence_proper = read_with([lead, evidence_proper])
+    reason = _flipped_polarity(claim_proper, evidence_proper, said=lead) \
+        or _flipped_bound(claim_proper, evidence_proper) \
         or _flipped_modality(claim_proper, evidence_proper, inherited=_lead_in_modalities(anchor),
                              sentences=_quoted_sentences(anchor))
     if reason is not None:
@@ -437,10 +452,11 @@ def _outside(anchor: Anchor) -> str:
         else text[:anchor.span.start] + " " + text[anchor.span.end:]
 
 
-def _flipped_polarity(claim_text: str, evidence: str) -> str | None:
+def _flipped_polarity(claim_text: str, evidence: str, *, said: str = "") -> str | None:
     """The claim denies what its quote affirms, or the reverse: their negations differ in number. A clause read
-    more than once (a list's lead-in, repeated before each quoted item) counts once."""
-    used = list(dict.fromkeys(_used_clauses(claim_text, evidence)))
+    more than once (a list's lead-in, repeated before each quoted item) counts once; the clauses of `said` (a
+    heading read as the lead-in) count whether the claim restates them or not."""
+    used = list(dict.fromkeys([*_used_clauses(claim_text, evidence), *facts.clauses(said)]))
     claimed, stated = facts.negations(claim_text), sum(facts.negations(clause) for clause in used)
     if claimed != stated:
         return f"negation flipped: {claimed} in the claim, {stated} in {' '.join(used)!r}"

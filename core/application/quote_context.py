@@ -10,14 +10,20 @@ still reads in the quote alone (`checks`).
 The context is the heading path and document title, the statements' lead-ins (a list item's, a table's header
 and the rest of a quoted row), the sentences just before the quote in its paragraph or item (what "it", "this",
 "these" stand for), and the asker's own question.
+
+A list straight under a heading that denies or sets a condition ("What is not reimbursed", "If you leave the
+company") has that heading as its lead-in (`heading_lead_in`): "Gym memberships" under "What is not reimbursed"
+says they are not. Its negation is then the quote's own, not only its context.
 """
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Final
 
+from core.application import facts
 from core.application.quotes import Statement, plain, statements
 from core.domain import RetrievedChunk
 from core.text import capitalised_names, content_stems, stem, words
@@ -45,6 +51,12 @@ _DEMONYMS: Final = {
     "czech": ("czechia",), "emirati": ("uae", "emirates"), "kiwi": ("zealand",),
 }
 """Adjectives of nationality whose country is not spelled alike (the rest share a prefix)."""
+_CONDITION: Final = re.compile(r"^\W*(?:if|when|whenever|unless|once|while|until|provided|providing|only|except|"
+                               r"in case|as long as)\b(?!\s+to\b)", re.IGNORECASE)
+"""A heading that sets a condition on what is listed under it ("If you leave the company", "Only with approval");
+"When to escalate" names a topic, as "How to escalate" does, and sets none."""
+_HYPHENATED: Final = re.compile(r"\w+(?:-\w+)+")
+"""A word joined by a hyphen denies nothing: "No-show fees"."""
 FIRST_PERSON: Final = frozenset({"we", "our", "us", "ours", "ourselves"})
 """Where a document speaks as its organisation: a claim may name the organisation in their place."""
 
@@ -128,6 +140,22 @@ def _same_name(a: str, b: str) -> bool:
             break
         shared += 1
     return shorter > SHARED_PREFIX and shared >= SHARED_PREFIX and shared * 4 >= shorter * 3
+
+
+def heading_lead_in(heading: str) -> str:
+    """The last title of a heading path when it denies or sets a condition ("Expenses > What is not reimbursed"
+    gives "What is not reimbursed"), else '': a list item with no lead-in of its own is read after it, as after a
+    lead-in sentence, so the negation or condition travels with every item quoted under it."""
+    title = plain(heading.rsplit(" > ", 1)[-1]).strip()
+    if not title:
+        return ""
+    denies = facts.negations(_HYPHENATED.sub(" ", title)) > 0
+    return title if denies or _CONDITION.match(title) else ""
+
+
+def unled_items(quoted: Sequence[Statement]) -> bool:
+    """Are the quoted statements all list items read with no lead-in (nor question) of their own?"""
+    return bool(quoted) and all(s.kind == "item" and not s.context and not s.asked for s in quoted)
 
 
 def quote_context(chunk: RetrievedChunk, quoted: Sequence[Statement], asking: Asking, *, given: bool = True

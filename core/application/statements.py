@@ -11,8 +11,9 @@ from functools import lru_cache
 from typing import Any, Final
 
 from core.application.instructions import addressed_to_assistants
+from core.application.quote_context import heading_lead_in
 from core.application.quotes import Span, plain, quoted_text, statements
-from core.documents.reading import StatementKind, StatementSpan
+from core.documents.reading import StatementKind, StatementSpan, stated
 from core.domain import RetrievedChunk
 
 MIN_LENGTH: Final = 4
@@ -22,7 +23,9 @@ MIN_LENGTH: Final = 4
 class Statement:
     """One quotable statement of a chunk, as read alone: a table row with its column headers ("City: Dublin;
     Nightly cap: EUR 210"), a list item after its lead-ins ("Request three weeks in advance for: Conferences
-    over $2,500"), so the statement says what its numbers are."""
+    over $2,500"), so the statement says what its numbers are. A list item with no lead-in of its own, under a
+    heading that denies or sets a condition, is read after that heading ("What is not reimbursed: Gym
+    memberships"; `quote_context.heading_lead_in`), so it does not say the opposite alone."""
 
     text: str
     chunk: RetrievedChunk
@@ -88,8 +91,18 @@ def announced_items(lead_in: Statement, of_chunk: Sequence[Statement]) -> list[S
 
 
 def split_statements(chunk: RetrievedChunk) -> list[Statement]:
-    return [Statement(chunk=chunk, position=position, **fields)
+    lead = heading_lead_in(chunk.passage.heading)
+    return [Statement(chunk=chunk, position=position, **(_under_heading(fields, lead) if lead else fields))
             for position, fields in enumerate(_read(chunk.text))]
+
+
+def _under_heading(fields: dict[str, Any], lead: str) -> dict[str, Any]:
+    """A list item with no lead-in (nor question) of its own, read after the heading it stands under: the
+    heading's negation or condition is its lead-in. `context` stays '' (the heading is no lead-in sentence of the
+    chunk: the items stay separate facts, not one list quoted whole)."""
+    if fields["kind"] != "item" or fields["context"] or fields["asked"]:
+        return fields
+    return {**fields, "text": stated(lead, str(fields["text"]))}
 
 
 def statements_of(chunks: Sequence[RetrievedChunk]) -> list[Statement]:

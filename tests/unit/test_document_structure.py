@@ -321,6 +321,24 @@ def test_a_list_is_the_run_of_items_after_its_lead_in_and_two_lists_with_one_lea
     assert list_items(by_words["Phone kit."], read) == []  # a sentence is no item
 
 
+def test_items_with_no_lead_in_are_read_after_a_heading_that_denies_or_sets_a_condition() -> None:
+    body = ("# Perks\n\n## What the perk budget does not cover\n\n- Concert tickets\n- Taxi rides\n\n"
+            "## When you work late\n\n- Order dinner on the team card\n\n"
+            "## What the perk budget covers\n\n- Team lunches\n\n## When to ask first\n\n- Anything over $200\n\n"
+            "## No-show fees\n\n- $20 a class\n\n"
+            "## Not for contractors\n\nEmployees get, among others:\n\n- Cinema vouchers\n")
+    read = {statement.own: statement for statement in statements(body)}
+
+    assert read["Concert tickets"].text == "What the perk budget does not cover: Concert tickets"
+    assert read["Taxi rides"].read_after == "What the perk budget does not cover:"
+    assert read["Order dinner on the team card"].text == "When you work late: Order dinner on the team card"
+    assert read["Team lunches"].text == "Team lunches"  # a heading that neither denies nor sets a condition
+    assert read["Anything over $200"].text == "Anything over $200"  # "When to ..." names a topic
+    assert read["$20 a class"].text == "$20 a class"  # a hyphenated "no" denies nothing
+    assert read["Cinema vouchers"].text == "Employees get, among others: Cinema vouchers"  # its own lead-in
+    assert read["Concert tickets"].context == "" and list_items(read["Concert tickets"], list(read.values())) == []
+
+
 def test_the_same_file_read_twice_gives_the_same_chunk_ids_and_texts() -> None:
     body = "# Office Handbook\n\n## Devices\n\nOnly approved phones can be connected.\n\n- one\n  - two\n"
     assert chunk_document(document(body)) == chunk_document(document(body))

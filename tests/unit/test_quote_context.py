@@ -23,6 +23,10 @@ DAYS = chunk("leave#days", "Managers get 30 days of leave. Employees get 25 days
              title="Leave", heading="Leave > Annual leave").chunk
 RECEIPTS = chunk("expenses#receipts", "Submit receipts within 30 days of the trip.", doc_id="expenses",
                  title="Expenses", heading="Expenses > Receipts").chunk
+NOT_COVERED = chunk("perks#not", "- Taxi rides home after a late shift\n- Concert tickets for the team", doc_id="perks",
+                    title="Perks", heading="Perks > What the perk budget does not cover").chunk
+COVERED = chunk("perks#yes", "- Taxi rides home after a late shift\n- Concert tickets for the team", doc_id="perks",
+                title="Perks", heading="Perks > What the perk budget covers").chunk
 RULING = chunk("nl#ruling", "Apply within 4 months of your start date.", doc_id="nl", title="Netherlands",
                heading="Netherlands > 30% ruling > Application").chunk
 
@@ -103,6 +107,22 @@ def test_a_list_quoted_under_its_lead_in_is_one_statement() -> None:
              "billing.\n- The invoice is unpaid.")
     passes("To get a refund, the request must be made within 30 days of billing and the invoice must be unpaid.",
            CRITERIA, quote)
+
+
+def test_a_lists_heading_that_denies_is_its_lead_in_and_its_negation_is_the_quotes() -> None:
+    quote = "Concert tickets for the team"
+    passes("Concert tickets for the team are not covered by the perk budget.", NOT_COVERED, quote)
+    passes("What the perk budget does not cover: Concert tickets for the team", NOT_COVERED, quote)
+    assert "negation" in refused("The perk budget covers concert tickets for the team.", NOT_COVERED, quote)
+    assert "negation" in refused("Concert tickets for the team", NOT_COVERED, quote)  # the item alone drops it
+    assert "negation" in refused("What the perk budget covers: Concert tickets for the team", NOT_COVERED, quote)
+
+
+def test_a_list_under_a_heading_that_does_not_deny_is_read_as_before() -> None:
+    quote = "Concert tickets for the team"
+    passes("The perk budget covers concert tickets for the team.", COVERED, quote)
+    passes("Concert tickets for the team", COVERED, quote)
+    assert "negation" in refused("Concert tickets for the team are not covered by the perk budget.", COVERED, quote)
 
 
 def test_the_organisation_is_the_name_nearly_every_document_writes_a_vendor_is_not() -> None:

@@ -11,23 +11,24 @@ only for the cases where the scripted model was called and could build it; the r
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from core.application.checks import cited_chunks, claim_support
 from core.application.envelope import parse_envelope
-from core.application.orchestrator import Question
+from core.application.orchestrator import Evidence, Question
 from core.application.routing import KnownGap
 from core.config import SourcedConfig
-from core.domain import Answered, Audience
+from core.domain import Answered, Audience, Outcome
 from core.eval.cases import Case
 from core.eval.fabrications import FAITHFUL, VARIANTS, Fabrication, Variant, fabricate, parse_sources
 from core.eval.falsify import FALSIFIED, Falsification, Falsified, falsify
 from core.eval.replay import RecordedModel, Recording, question_of
 from core.eval.runner import EvalSession, case_principal, eval_session
-from core.eval.scripted_server import ScriptedServer
+from core.eval.scripted_server import Respond, ScriptedServer
 from core.eval.stats import percentile
 from core.llm.openai_compat import OpenAICompatModel
 
@@ -154,24 +155,37 @@ def run_fabrications(*, kb: Path, cases: Sequence[Case], config: SourcedConfig, 
     """Every answerable case, every variant, with and without quotes, through the bot's own pipeline."""
     script = _Script()
     report = FabricationReport()
-    with ScriptedServer(script.respond) as server:
-        model = OpenAICompatModel(base_url=server.base_url, model="fabricator", provider="scripted",
-                                  max_retries=0)
-        with eval_session(kb=kb, config=config, known_gaps=known_gaps, model=model) as session:
-            for case in progress([case for case in cases if case.expect == "answer"]):
-                report.cases += 1
-                script.case = case
-                _ask_variants(session, case, script, report)
+    with _scripted_session(script.respond, kb=kb, config=config, known_gaps=known_gaps,
+                           model="fabricator", provider="scripted") as session:
+        for case in progress([case for case in cases if case.expect == "answer"]):
+            report.cases += 1
+            script.case = case
+            _ask_variants(session, case, script, report)
     return report
 
 
-def _ask_variants(session: EvalSession, case: Case, script: _Script, report: FabricationReport) -> None:
+@contextmanager
+def _scripted_session(respond: Respond, *, kb: Path, config: SourcedConfig, known_gaps: tuple[KnownGap, ...],
+                      model: str, provider: str) -> Iterator[EvalSession]:
+    """The bot's own pipeline over a fresh knowledge base, its model a reply function on loopback behind the real
+    OpenAI-compatible adapter."""
+    with ScriptedServer(respond) as server:
+        adapter = OpenAICompatModel(base_url=server.base_url, model=model, provider=provider, max_retries=0)
+        with eval_session(kb=kb, config=config, known_gaps=known_gaps, model=adapter) as session:
+            yield session
+
+
+def _ask(session: EvalSession, case: Case) -> tuple[Outcome, Evidence]:
     principal = case_principal(case)
+    return session.sourced.orchestrator.ask_with_evidence(
+        Question(text=case.question, principal=principal, audience=Audience.only(principal)))
+
+
+def _ask_variants(session: EvalSession, case: Case, script: _Script, report: FabricationReport) -> None:
     for variant in VARIANTS:
         for with_quotes in QUOTE_MODES:
             script.variant, script.with_quotes, script.made = variant, with_quotes, None
-            outcome, evidence = session.sourced.orchestrator.ask_with_evidence(
-                Question(text=case.question, principal=principal, audience=Audience.only(principal)))
+            outcome, evidence = _ask(session, case)
             if not evidence.model_called:
                 report.model_not_called += 1
                 return
@@ -226,22 +240,18 @@ def run_recorded_fabrications(*, kb: Path, cases: Sequence[Case], config: Source
     own quotes, through the bot's own pipeline."""
     script = _Falsifier(RecordedModel(recordings))
     report = FabricationReport(variants=FALSIFIED, quote_modes=(True,))
-    with ScriptedServer(script.respond) as server:
-        model = OpenAICompatModel(base_url=server.base_url, model="recorded", provider="recorded",
-                                  max_retries=0)
-        with eval_session(kb=kb, config=config, known_gaps=known_gaps, model=model) as session:
-            for case in progress([case for case in cases if case.expect == "answer"]):
-                report.cases += 1
-                _ask_falsified(session, case, script, report)
+    with _scripted_session(script.respond, kb=kb, config=config, known_gaps=known_gaps,
+                           model="recorded", provider="recorded") as session:
+        for case in progress([case for case in cases if case.expect == "answer"]):
+            report.cases += 1
+            _ask_falsified(session, case, script, report)
     return report
 
 
 def _ask_falsified(session: EvalSession, case: Case, script: _Falsifier, report: FabricationReport) -> None:
-    principal = case_principal(case)
     for variant in FALSIFIED:
         script.variant, script.made = variant, None
-        outcome, evidence = session.sourced.orchestrator.ask_with_evidence(
-            Question(text=case.question, principal=principal, audience=Audience.only(principal)))
+        outcome, evidence = _ask(session, case)
         if not evidence.model_called:
             report.model_not_called += 1
             return

@@ -143,3 +143,20 @@ def test_a_recording_file_that_is_not_jsonl_names_its_line(tmp_path: Path) -> No
     broken.write_text('{"question": "q", "user": "u", "content": "c"}\nnot json\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"broken.jsonl:2"):
         load_recordings(broken)
+
+
+def test_recorded_claims_falsified_are_refused_and_kept_as_recorded(set_folder: Path) -> None:
+    exact = user_message_for(set_folder / "kb", "How often is the orchid house watered?")
+    line = {"question": "How often is the orchid house watered?", "user": exact,
+            "content": envelope("The orchid house is watered every 3 days by the morning shift.", WATERED)}
+    recording = set_folder / "recorded.jsonl"
+    recording.write_text(json.dumps(line), encoding="utf-8")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        main(["eval", "--kb", str(set_folder / "kb"), "--cases", str(set_folder / "cases.yaml"),
+              "--recorded", str(recording), "--fabrications", "--json"])
+    rows = {row["variant"]: row for row in json.loads(printed.getvalue())["variants"]}
+
+    assert rows["recorded"]["right"] == 1.0  # the faithful recording passes
+    for variant in ("number", "negation"):  # "every 6 days" (the source's other number), "is not watered"
+        assert rows[variant]["cases"] >= 1 and rows[variant]["right"] == 1.0, rows[variant]

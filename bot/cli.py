@@ -2,6 +2,7 @@
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -34,6 +35,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     quiet_libraries()  # -v is our debug details, never a library's whole HTTP responses
     try:
         code: int = args.run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not as a traceback at exit
+    except BrokenPipeError:  # `sourced ask ... | head`: the reader has gone; nothing to say to anyone
+        silence_stdout()
+        return 141  # 128 + SIGPIPE, as a shell reports a command a closed pipe ended
     except ConfigError as error:
         print(f"sourced: configuration error: {error}", file=sys.stderr)
         return 2
@@ -45,6 +50,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sourced {args.command}: the database is unavailable ({reason})", file=sys.stderr)
         return 1
     return code
+
+
+def silence_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush at exit has nowhere to fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout without a file descriptor (a test's capture): no flush
+        pass
 
 
 if __name__ == "__main__":

@@ -1,0 +1,52 @@
+"""Small rough edges of the command line (issue 56): a closed pipe, the top-level help, and `sourced eval`'s
+messages about its case files."""
+
+import io
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+
+PARKING = """---
+title: Parking
+owner: "#facilities"
+---
+# Parking
+
+## Spaces
+Visitors park in the spaces marked with a blue sign by the north entrance.
+"""
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Iterator[Path]:
+    monkeypatch.chdir(tmp_path)
+    for variable in ("SOURCED_CONFIG", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("SOURCED_EMBEDDER", "none")
+    monkeypatch.setenv("SOURCED_DATABASE_URL", f"sqlite:///{tmp_path / 'sourced.db'}")
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "parking.md").write_text(PARKING)
+    assert main(["ingest", str(kb)]) == 0
+    capsys.readouterr()
+    yield tmp_path
+
+
+def test_a_reader_that_closes_the_pipe_ends_ask_json_quietly(workspace: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """`sourced ask --json ... | head` (plain `ask` prints through rich, which already exits quietly): the pipe's
+    reader has gone before the reply is written. No traceback, the shell's code for a pipe closed under a command,
+    and stdout left where the interpreter's last flush cannot fail."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `head` has read its lines and exited
+    closed_pipe = io.TextIOWrapper(io.FileIO(write_end, "w"), encoding="utf-8")
+    monkeypatch.setattr("sys.stdout", closed_pipe)
+    assert main(["ask", "--json", "Where do visitors park?"]) == 141
+    closed_pipe.write("flushed at exit\n")
+    closed_pipe.flush()  # now the null device: the interpreter's own flush at exit raises nothing
+    closed_pipe.close()
+    assert capsys.readouterr().err == ""

@@ -16,11 +16,16 @@ from core.log_privacy import quiet_libraries
 from core.retrieval.embeddings import EmbedderUnavailable
 from core.storage.postgres import PgvectorMissing
 
+DESCRIPTION = ("Sourced answers questions from your company's documents: every answer cites a source it checked, "
+               "and when it cannot answer it says so and who can help. Start with `sourced demo`, or "
+               "`sourced ingest FOLDER` then `sourced ask \"QUESTION\"`; `sourced start` runs it in Slack.")
+EPILOG = "Run `sourced COMMAND --help` for a command's options."
+
 COMMANDS = (start, demo, ingest, sync, ask, audit, feedback, serve, doctor, eval_command, bench)
 
 
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(prog="sourced", description=__doc__)
+    root = argparse.ArgumentParser(prog="sourced", description=DESCRIPTION, epilog=EPILOG)
     root.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
     subparsers = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:

@@ -50,3 +50,14 @@ def test_a_reader_that_closes_the_pipe_ends_ask_json_quietly(workspace: Path, mo
     closed_pipe.flush()  # now the null device: the interpreter's own flush at exit raises nothing
     closed_pipe.close()
     assert capsys.readouterr().err == ""
+
+
+def test_the_top_level_help_says_what_sourced_is_for_and_where_to_start(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "answers questions from your company's documents" in help_text
+    assert "`sourced demo`" in help_text and "`sourced ingest FOLDER`" in help_text
+    assert "Run `sourced COMMAND --help`" in help_text
+    assert "entry point" not in help_text and "bot.commands" not in help_text  # nothing for the developer only

@@ -187,13 +187,13 @@ def _answer_verdict(case: Case, outcome: Outcome, cited: Sequence[ChunkRef], evi
         return ("wrong_answer", problems) if problems else ("correct_answer", [])
     given = [ref for ref in evidence.given_to_model if ref.within(case.support)]
     if given:
-        return "false_abstention", [f"{outcome.kind} although {given[0]} was given to the model"]
+        return "false_abstention", [f"{outcome.kind} although {given[0]} was passed on to answer"]
     found = [(rank, ref) for rank, ref in enumerate(evidence.retrieved, start=1) if ref.within(case.support)]
     if found:
         rank, ref = found[0]
         score = "" if ref.score is None else f" (score {ref.score:.2f})"
         return "false_abstention", [f"{outcome.kind}; support retrieved at rank {rank}{score}, "
-                                    "not given to the model"]
+                                    "not passed on to answer"]
     return "missed", [f"{outcome.kind}; no support section retrieved"]
 
 

@@ -2,6 +2,7 @@
 messages about its case files."""
 
 import io
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,3 +62,25 @@ def test_the_top_level_help_says_what_sourced_is_for_and_where_to_start(capsys: 
     assert "`sourced demo`" in help_text and "`sourced ingest FOLDER`" in help_text
     assert "Run `sourced COMMAND --help`" in help_text
     assert "entry point" not in help_text and "bot.commands" not in help_text  # nothing for the developer only
+
+
+def evaluated(workspace: Path, capsys: pytest.CaptureFixture[str], cases: str, *, code: int = 0) -> str:
+    (workspace / "cases.yaml").write_text(cases)
+    assert main(["eval", "--kb", str(workspace / "kb"), "--cases", str(workspace / "cases.yaml"), "--json"]) == code
+    return capsys.readouterr().out
+
+
+def test_support_dropped_before_answering_is_not_said_to_miss_a_model_when_none_runs(
+        workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The default profile runs no model; the failure says the support was not passed on to answer."""
+    report = json.loads(evaluated(workspace, capsys, """
+- id: sign-count
+  question: "How many blue signs are there?"
+  asker: {roles: [everyone]}
+  expect: answer
+  support: ["parking#Spaces"]
+"""))
+    assert "answer model: extractive" in " ".join(report["profile"])  # no model runs
+    reasons = json.dumps(report)
+    assert "support retrieved at rank 1" in reasons and "not passed on to answer" in reasons
+    assert "given to the model" not in reasons

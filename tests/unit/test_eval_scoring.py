@@ -129,7 +129,7 @@ def test_a_refusal_after_the_model_was_given_the_support_is_a_false_abstention()
     assert (result.verdict, result.support_given) == ("false_abstention", True)
     assert metrics([result])["false_abstention"] == 1.0
     assert group([result])["false_abstention_before_model"] == 0.0
-    assert "refunds#Return window was given to the model" in (result.reason or "")
+    assert "refunds#Return window was passed on to answer" in (result.reason or "")
 
 
 def test_a_refusal_without_the_support_retrieved_is_missed() -> None:
@@ -144,7 +144,7 @@ def test_support_retrieved_but_dropped_before_the_model_is_a_false_abstention_th
     result = score(case(), refused("not_retrieved"), evidence(retrieved=(FEES, WINDOW)))
 
     assert (result.verdict, result.support_given) == ("false_abstention", False)
-    assert "rank 2, not given to the model" in (result.reason or "")
+    assert "rank 2, not passed on to answer" in (result.reason or "")
     assert group([result])["false_abstention_before_model"] == 1.0
 
 

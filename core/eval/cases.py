@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from core.config import ConfigError
 
-Expectation = Literal["answer", "not_in_corpus", "not_permitted", "not_answerable", "ambiguous"]
+Expectation = Literal["answer", "not_in_corpus", "not_retrieved", "not_permitted", "not_answerable", "ambiguous"]
 EXPECTATIONS: Final[tuple[Expectation, ...]] = get_args(Expectation)
 
 Alternatives = str | list[str]

@@ -7,8 +7,8 @@ Answer cases end in exactly one verdict:
   false_abstention  refused or clarified although a chunk of a `support` section was retrieved: given to
                     the model, or dropped before it (the floor, a clarification); `support_given` tells which
   missed            refused or clarified, and no chunk of a `support` section was retrieved
-Refusal cases (`not_in_corpus`, `not_permitted`, `not_answerable`, `ambiguous`) end in `correct_abstention`
-(refused or clarified) or `false_answer` (answered); the kind is scored apart (`kind_correct`).
+Refusal cases (`not_in_corpus`, `not_retrieved`, `not_permitted`, `not_answerable`, `ambiguous`) end in
+`correct_abstention` (refused or clarified) or `false_answer` (answered); the kind is scored apart (`kind_correct`).
 Any case can leak: its reply cites, quotes or names a document the asker may not see.
 A refusal's closest passages are scored too: `closest_supported` when one lies in a `support` section (the
 refusal is then no dead end).

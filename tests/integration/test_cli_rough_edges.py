@@ -84,3 +84,24 @@ def test_support_dropped_before_answering_is_not_said_to_miss_a_model_when_none_
     reasons = json.dumps(report)
     assert "support retrieved at rank 1" in reasons and "not passed on to answer" in reasons
     assert "given to the model" not in reasons
+
+
+def test_a_case_may_expect_not_retrieved_and_its_kind_is_scored(
+        workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Only loose matches (below the retrieval floor, here with the semantic retrieval) is a kind a case can
+    expect: it loads, has its own group, and a refusal of another kind is a kind error."""
+    monkeypatch.setenv("SOURCED_EMBEDDER", "minilm")
+    report = json.loads(evaluated(workspace, capsys, """
+- id: blue-chairs
+  question: "Where are the blue chairs?"
+  asker: {roles: [everyone]}
+  expect: not_retrieved
+- id: no-match
+  question: "Which entrance?"
+  asker: {roles: [everyone]}
+  expect: not_retrieved
+"""))
+    assert list(report["by_kind"]) == ["not_retrieved"]
+    assert report["correct_abstention"] == 1.0 and report["kind_accuracy"] == 0.5
+    assert [(f["id"], f["reason"]) for f in report["failures"]] == [
+        ("no-match", "kind not_in_corpus, expected not_retrieved")]

@@ -178,6 +178,7 @@ def _evaluate(args: argparse.Namespace, model: AnswerModel | None = None) -> tup
                               alone=args.alone, model=model)
     with eval_session(kb=args.kb, config=config, known_gaps=gaps, progress=True, database=args.database,
                       model=model) as session:
+        session.check_support(items)
         asking = track(items, description="asking", console=Console(stderr=True), transient=True)
         results = tuple(result for item in asking for result in session.score_item(item, alone=args.alone))
         return Report(results=results, profile=tuple(session.sourced.components())), session.ingest_errors

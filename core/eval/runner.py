@@ -18,7 +18,7 @@ from core.application.routing import KnownGap
 from core.bootstrap import Sourced, bootstrap
 from core.config import Settings, SourcedConfig
 from core.domain import Audience, Principal, Thread
-from core.eval.cases import Case, Conversation, Item
+from core.eval.cases import Case, CaseFileError, Conversation, Item
 from core.eval.report import Report
 from core.eval.scoring import CaseResult, DocumentInfo, EvidenceSummary, asker_view, score_case
 from core.retrieval.knowledge_base import load_knowledge_base
@@ -38,6 +38,17 @@ class EvalSession:
         """The same knowledge base and database, deciding answerability with another fit."""
         return replace(self, sourced=replace(self.sourced, orchestrator=self.sourced.orchestrator.with_answerability(
             model)))
+
+    def check_support(self, items: Sequence[Item]) -> None:
+        """Every `support` section names a document of the knowledge base: a misspelt or missing id is an error
+        that names the case, before any is asked (else its case could only ever be `missed`)."""
+        known = {document.doc_id for document in self.documents}
+        for item in items:
+            for case in (item,) if isinstance(item, Case) else map(item.case, range(1, len(item.turns) + 1)):
+                unknown = [section for section in case.support if section.doc_id not in known]
+                if unknown:
+                    raise CaseFileError(f"case {case.id!r}: support {str(unknown[0])!r}: no document "
+                                        f"{unknown[0].doc_id!r} in the knowledge base")
 
     def score(self, case: Case) -> CaseResult:
         principal = case_principal(case)
@@ -106,6 +117,7 @@ def run_evaluation(*, kb: Path, cases: Sequence[Item], config: SourcedConfig, kn
                    ) -> tuple[Report, tuple[str, ...]]:
     """Every case and every turn of each conversation scored, and the files that could not be ingested."""
     with eval_session(kb=kb, config=config, known_gaps=known_gaps, database=database, model=model) as session:
+        session.check_support(cases)
         results = tuple(result for item in cases for result in session.score_item(item, alone=alone))
         return Report(results=results, profile=tuple(session.sourced.components())), session.ingest_errors
 

@@ -105,3 +105,25 @@ def test_a_case_may_expect_not_retrieved_and_its_kind_is_scored(
     assert report["correct_abstention"] == 1.0 and report["kind_accuracy"] == 0.5
     assert [(f["id"], f["reason"]) for f in report["failures"]] == [
         ("no-match", "kind not_in_corpus, expected not_retrieved")]
+
+
+@pytest.mark.parametrize("json_output", [True, False])
+def test_a_support_naming_no_document_of_the_knowledge_base_is_an_error_naming_the_case(
+        workspace: Path, capsys: pytest.CaptureFixture[str], json_output: bool) -> None:
+    (workspace / "cases.yaml").write_text("""
+- id: spaces
+  question: "Where do visitors park?"
+  asker: {roles: [everyone]}
+  expect: answer
+  support: ["parking#Spaces"]
+- id: typo
+  question: "Where do visitors park?"
+  asker: {roles: [everyone]}
+  expect: answer
+  support: ["parkng#Spaces"]
+""")
+    command = ["eval", "--kb", str(workspace / "kb"), "--cases", str(workspace / "cases.yaml")]
+    assert main([*command, *(["--json"] if json_output else [])]) == 2
+    printed = capsys.readouterr()
+    assert "case 'typo': support 'parkng#Spaces': no document 'parkng' in the knowledge base" in printed.err
+    assert printed.out == ""

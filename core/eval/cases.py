@@ -7,8 +7,9 @@ gives the standalone question a careful reader takes it for as `reading:`; a lat
 question of its own, asked in the same thread (a follow-up reader must read it alone).
 """
 
+import difflib
 from pathlib import Path
-from typing import Final, Literal, get_args
+from typing import Any, Final, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -172,8 +173,17 @@ def _validate(path: Path, position: int, item: object) -> Item:
     try:
         return model.model_validate(item)
     except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "<case>"
+        errors = error.errors()
+        unknown = [e for e in errors if e["type"] == "extra_forbidden"]
+        first = (unknown or errors)[0]  # a misspelt key is also a missing one: name the key as written
+        where = _where(first)
         if first["type"] == "extra_forbidden":
-            raise CaseFileError(f"{path}: case {name}: unknown key {where!r}") from error
+            missing = [_where(e) for e in errors if e["type"] == "missing" and e["loc"][:-1] == first["loc"][:-1]]
+            meant = difflib.get_close_matches(where, missing, n=1)
+            hint = f" (a misspelling of {meant[0]!r}?)" if meant else ""
+            raise CaseFileError(f"{path}: case {name}: unknown key {where!r}{hint}") from error
         raise CaseFileError(f"{path}: case {name}: {where}: {first['msg']}") from error
+
+
+def _where(error: Any) -> str:
+    return ".".join(str(part) for part in error["loc"]) or "<case>"

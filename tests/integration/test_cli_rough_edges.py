@@ -127,3 +127,34 @@ def test_a_support_naming_no_document_of_the_knowledge_base_is_an_error_naming_t
     printed = capsys.readouterr()
     assert "case 'typo': support 'parkng#Spaces': no document 'parkng' in the knowledge base" in printed.err
     assert printed.out == ""
+
+
+@pytest.mark.parametrize(("case", "message"), [
+    ("""
+- id: misspelt
+  questoin: "Where do visitors park?"
+  asker: {roles: [everyone]}
+  expect: not_in_corpus
+""", "case 'misspelt': unknown key 'questoin' (a misspelling of 'question'?)"),
+    ("""
+- id: conversation
+  asker: {roles: [everyone]}
+  turns:
+    - {question: "Where do visitors park?", expect: answer, support: ["parking#Spaces"]}
+    - {question: "And staff?", expcet: not_in_corpus}
+""", "case 'conversation': unknown key 'turns.1.expcet' (a misspelling of 'turns.1.expect'?)"),
+    ("""
+- id: extra
+  question: "Where do visitors park?"
+  asker: {roles: [everyone]}
+  expect: not_in_corpus
+  colour: blue
+""", "case 'extra': unknown key 'colour'"),
+])
+def test_a_misspelt_case_key_is_reported_by_the_name_written(workspace: Path, capsys: pytest.CaptureFixture[str],
+                                                             case: str, message: str) -> None:
+    (workspace / "cases.yaml").write_text(case)
+    assert main(["eval", "--kb", str(workspace / "kb"), "--cases", str(workspace / "cases.yaml"), "--json"]) == 2
+    error = capsys.readouterr().err
+    assert message in error
+    assert "missing" not in error.casefold()

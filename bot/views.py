@@ -27,6 +27,7 @@ from bot.escaping import mrkdwn, plain
 from bot.surface import View as ViewId
 from core.application.catalog import Activity, DocumentSummary, counts_by_owner, last_ingest, newest_titles
 from core.application.shape import MAX_QUESTION_LENGTH
+from core.retrieval.ingest import plural
 from core.storage.connectors import ConnectorStatus
 
 READING_STATUS: Final = "is reading the documents..."
@@ -101,7 +102,7 @@ def _sources_text(sources: Sequence[ConnectorStatus]) -> str:
     lines = ["*Sources (connectors)*"]
     for status in sources:
         synced = f"last sync {status.succeeded_at:%Y-%m-%d %H:%M} UTC" if status.succeeded_at else "never synced"
-        line = f"• `{mrkdwn(status.name)}`: {status.documents} documents, {synced}"
+        line = f"• `{mrkdwn(status.name)}`: {plural(status.documents, 'document')}, {synced}"
         if status.error and status.succeeded_at:
             line += (f"\n   :warning: the last sync failed: {mrkdwn(status.error)}. Answers use the index the "
                      "last good sync left")
@@ -117,10 +118,11 @@ def _knowledge(documents: Sequence[DocumentSummary]) -> SectionBlock:
     counts = counts_by_owner(documents)
     lines = [f"• {owner_link(owner) if owner else 'no owner'}: {count}" for owner, count in counts[:OWNERS_SHOWN]]
     if len(counts) > OWNERS_SHOWN:
-        lines.append(f"• {len(counts) - OWNERS_SHOWN} more owners: {sum(c for _, c in counts[OWNERS_SHOWN:])}")
+        more = plural(len(counts) - OWNERS_SHOWN, "more owner")
+        lines.append(f"• {more}: {sum(c for _, c in counts[OWNERS_SHOWN:])}")
     ingested = last_ingest(documents)
     when = f"\nLast ingest: {ingested:%Y-%m-%d %H:%M} UTC" if ingested else ""
-    text = f"*{len(documents)} documents you may see*, by owning channel:\n" + "\n".join(lines) + when
+    text = f"*{plural(len(documents), 'document')} you may see*, by owning channel:\n" + "\n".join(lines) + when
     return SectionBlock(block_id="knowledge", text=MarkdownTextObject(text=text[:3000]))
 
 

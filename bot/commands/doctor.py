@@ -51,6 +51,7 @@ from core.retrieval.embeddings import (
     choose_embedder,
     uncached,
 )
+from core.retrieval.ingest import plural
 from core.retrieval.matcher import matcher_for
 from core.storage.connectors import ConnectorStatus, SqlConnectorState
 from core.storage.database import current_revision, head_revision, make_engine
@@ -172,8 +173,9 @@ def configuration(patient: Patient) -> Check:
     if isinstance(config, ConfigError):
         return error("configuration", str(config), "correct sourced.yml (format: docs/documents.md)")
     where = config_path(patient.config_file, patient.settings) or "defaults (no sourced.yml)"
-    return ok("configuration", f"{where}: {len(config.roles)} roles, {len(config.channels)} channels, "
-              f"{len(config.known_gaps)} known gaps", file=str(where))
+    counts = (plural(len(config.roles), "role"), plural(len(config.channels), "channel"),
+              plural(len(config.known_gaps), "known gap"))
+    return ok("configuration", f"{where}: {', '.join(counts)}", file=str(where))
 
 
 def database(patient: Patient) -> Check:
@@ -202,7 +204,8 @@ def index(patient: Patient) -> Check | None:
     if not chunks:
         return error("index", "empty", f"`sourced ingest PATH` (the demo keeps the example handbook apart, in "
                                        f"{DEMO_DATABASE}: `sourced doctor --demo`)", **facts)
-    return ok("index", f"{documents} documents, {chunks} chunks, last ingest {last:%Y-%m-%d %H:%M} UTC", **facts)
+    return ok("index", f"{plural(documents, 'document')}, {plural(chunks, 'chunk')}, "
+                       f"last ingest {last:%Y-%m-%d %H:%M} UTC", **facts)
 
 
 def instructions(patient: Patient) -> Check | None:
@@ -293,7 +296,7 @@ def embedder(patient: Patient) -> Check | None:
         return ok("embedder", f"{model.model_id}, {dim} dimensions, from {source}", **facts)
     embedded, chunks = _embedded(engine, model.model_id)
     facts |= {"vectors": embedded, "chunks": chunks}
-    detail = f"{model.model_id}, {dim} dimensions, from {source}; vectors for {embedded} of {chunks} chunks"
+    detail = f"{model.model_id}, {dim} dimensions, from {source}; vectors for {embedded} of {plural(chunks, 'chunk')}"
     if embedded < chunks:
         return warning("embedder", detail, "`sourced ingest PATH` embeds the chunks without a vector", **facts)
     return ok("embedder", detail, **facts)
@@ -482,7 +485,7 @@ def _connector_check(entry: ConnectorEntry, status: ConnectorStatus | None, ever
         return error(name, f"{entry.kind}: every sync failed; last error: {status.error}",
                      "see docs/connectors.md", **facts)
     lag = datetime.now(UTC) - status.succeeded_at
-    said = (f"{entry.kind}: {status.documents} documents; last sync {status.succeeded_at:%Y-%m-%d %H:%M} UTC "
+    said = (f"{entry.kind}: {plural(status.documents, 'document')}; last sync {status.succeeded_at:%Y-%m-%d %H:%M} UTC "
             f"({_ago(lag)} ago)")
     if status.error:
         return warning(name, f"{said}; the last run failed: {status.error}; answers use the index that sync left",

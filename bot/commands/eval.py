@@ -26,6 +26,7 @@ from core.eval.fabrication_bench import (
 from core.eval.replay import REPLAYED, Recording, RecordingError, load_recordings, serve_recordings
 from core.eval.report import MAXIMUM_KEYS, RATE_KEYS, Bound, Report, group
 from core.eval.runner import eval_session, run_evaluation
+from core.retrieval.ingest import plural
 
 FAILURES_SHOWN: Final = 30
 LATENCY_KEYS: Final = frozenset({"latency_p50_ms", "latency_p95_ms"})
@@ -151,7 +152,7 @@ def print_fabrications(console: Console, report: FabricationReport) -> None:
     console.print(table)
     latency = report.check_latency_ms()
     console.print(f"claim checks per answer: p50 {latency['p50']} ms, p95 {latency['p95']} ms; "
-                  f"{report.model_not_called} cases refused before the model")
+                  f"{plural(report.model_not_called, 'case')} refused before the model")
     wrong = report.wrong()
     for trial in wrong[:FAILURES_SHOWN]:
         handled = "refused" if trial.variant in PASSING else "passed"
@@ -207,7 +208,7 @@ def print_report(console: Console, report: Report) -> None:
 
 def _followup_line(shown: dict[str, Any]) -> str:
     later = shown["followups"]
-    return (f"Follow-ups ({later['all']['cases']} turns after the first): correct answer "
+    return (f"Follow-ups ({plural(later['all']['cases'], 'turn')} after the first): correct answer "
             f"{_percent(shown['followup_correct_answer'])}, wrong answer {_percent(shown['followup_wrong_answer'])}, "
             f"false answer {_percent(shown['followup_false_answer'])}; questions of their own read as "
             f"follow-ups {_percent(shown['standalone_misread'])} of {later['standalone']['cases']}")

@@ -124,7 +124,7 @@ def test_doctor_and_the_home_tab_say_when_a_connector_failed_and_what_it_left(
     assert _connector_check(entry, sourced.connector_state.status("wiki"), None).status == "warning"  # never
     assert sourced.syncer.sync(build_connector(entry)).ok
     healthy = _connector_check(entry, sourced.connector_state.status("wiki"), timedelta(minutes=15))
-    assert healthy.status == "ok" and "1 documents; last sync" in healthy.detail
+    assert healthy.status == "ok" and "1 document; last sync" in healthy.detail
     fake.fail("/wiki/", 503, times=100)
     quick = ConfluenceConnector(name="wiki", url=fake.url, spaces=["ENG"], user=USER, token=TOKEN, backoff_s=0.01)
     assert not sourced.syncer.sync(quick).ok  # the retries back off for milliseconds, not the default seconds

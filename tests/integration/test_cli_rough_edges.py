@@ -158,3 +158,13 @@ def test_a_misspelt_case_key_is_reported_by_the_name_written(workspace: Path, ca
     error = capsys.readouterr().err
     assert message in error
     assert "missing" not in error.casefold()
+
+
+def test_doctor_counts_one_document_and_one_chunk_in_the_singular(workspace: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    main(["doctor"])
+    lines = capsys.readouterr().out.splitlines()
+    index = next(line for line in lines if "index:" in line)
+    assert "index: 1 document, 1 chunk, last ingest" in index
+    configuration = next(line for line in lines if "configuration:" in line)
+    assert configuration.endswith("0 roles, 0 channels, 0 known gaps")

@@ -4,14 +4,19 @@ Citation ids are compared ordinally (`CHK-1` is not `chk-1`). A claim is support
 verbatim span of a cited chunk that states it, at most two sentences long (a claim without a quote is held to
 the best-aligned sentence, or pair of adjacent sentences, of its cited chunks). Support is sentence-local,
 never chunk-wide: a real model otherwise cites a passage that holds the right number beside another fact.
+The quote is read in its context (`quote_context`: headings, lead-ins, the sentences just before it, the
+question): names and words may come from there, the facts only from the quote.
 Each rule below is one reason a claim is refused as `unsupported_claim`:
-- the quote does not occur in a cited chunk, or spans more than two sentences;
+- the quote does not occur in a cited chunk, or spans more than two sentences (a list under its lead-in is one);
 - the quote is text addressed to automated readers (content, never an answer);
-- a number, amount, percentage, date, duration or unit of the claim is not in the quote; a capitalised name
-  is in neither the quote nor the section's heading (or a heading's name takes the place of a quote's word);
-- the quote does not cover the claim's content words (with an embedder: nor is the claim close in meaning),
-  a clause of the claim is not covered, or a word of the claim comes from another sentence of the chunk;
-- the claim flips the quote: negation, direction of a bound, modality, or the subject a value belongs to;
+- a number, amount, percentage, date, duration or unit of the claim is not in the quote (the asker's own and a
+  heading's named number aside); a capitalised name is in neither the quote nor its context (or a context's name
+  takes the place of a quote's word that is no pronoun), nor the organisation the documents call "we";
+- the quote and its context do not cover the claim's content words (with an embedder: nor is the claim close in
+  meaning), a clause of the claim is not covered by the quote and what it is said under, or a word of the claim
+  comes from another sentence of the chunk;
+- the claim flips the quote: negation, direction of a bound, modality, or the subject a value belongs to (a
+  subject named elsewhere put in place of the quote's own);
 - the claim gives the subject of the question the quote replies to what the quote says of its own subject
   ("Contractors get ..." quoting "Employees get ..." under "Can contractors get a laptop?");
 - with an embedder, a claim that is not the quote's own words is too far from it in meaning.

@@ -25,6 +25,7 @@ class SqlCorpus:
             state = tuple(session.execute(select(func.count(DocumentRow.doc_id),
                                                  func.max(DocumentRow.ingested_at))).one())
             if state != self._state:
-                self._names = organisation_names(session.execute(select(ChunkRow.doc_id, ChunkRow.text)).tuples())
+                rows = session.execute(select(ChunkRow.doc_id, ChunkRow.text))
+                self._names = organisation_names((row.doc_id, row.text) for row in rows)
                 self._state = state
             return self._names

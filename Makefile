@@ -52,7 +52,7 @@ $(TRAIN_VENV)/.installed: pyproject.toml
 # Train the reader (about two hours on 2 cores), ship it, and refit the answerability model on its held-out scores.
 reader: $(TRAIN_VENV)/.installed
 	$(TRAIN_VENV)/bin/python -m training.reader.train
-	$(TRAIN_VENV)/bin/python -m benchmarks.fit_answerability --variants semantic+reader lexical+reader --write
+	$(TRAIN_VENV)/bin/python -m training.fit_answerability --variants semantic+reader lexical+reader --write
 
 clean:
 	rm -rf $(VENV) sourced.db sourced.db-wal sourced.db-shm sourced-demo.db sourced-demo.db-wal sourced-demo.db-shm

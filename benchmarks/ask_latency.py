@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from core.application.followups import OfflineFollowUps
+from core.application.answerability.followups import OfflineFollowUps
 from core.application.orchestrator import Question
 from core.config import SourcedConfig, load_config, load_known_gaps
 from core.domain import Answered, Audience, Outcome, Refused, Turn

@@ -21,7 +21,7 @@ from html import unescape
 from pathlib import Path
 from typing import Any
 
-from core.application.followups import ModelFollowUps
+from core.application.answerability.followups import ModelFollowUps
 from core.application.ports import FollowUps
 from core.config import SourcedConfig, load_config, load_known_gaps
 from core.eval.cases import Conversation, load_items

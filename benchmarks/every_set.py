@@ -8,7 +8,7 @@
 Each set runs as `sourced eval --kb SET/kb --cases SET/cases.yaml [--known-gaps SET/owners.yml] --json` in a
 process of its own, with this process's environment (so `SOURCED_*` choose the profile): the figures are the
 command's own, reproducible one set at a time. The sets: `examples/`, `dev`, `dev2`, `squad2` and the annotated
-halves (`benchmarks/answerability_data.py`'s `known_sets`, which fits learn from), then `dev3` and `real`,
+halves (`training/answerability_data.py`'s `known_sets`, which fits learn from), then `dev3` and `real`,
 which nothing is fitted on. Under the table, the profile that answered each set (`sourced eval`'s `profile`).
 
 `--profile recorded` answers with a capable model's recorded replies (`sourced eval --recorded`), on the sets
@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from benchmarks.answerability_data import EvalSet, held_out_sets, known_sets
+from training.answerability_data import EvalSet, held_out_sets, known_sets
 
 COLUMNS: Final = ("correct_answer", "wrong_answer", "false_answer", "false_abstention", "citation_precision",
                   "kind_accuracy", "leaks")

@@ -33,11 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from core.application.checks import SUPPORT_FLOOR, Anchor, Supported, Unsupported, claim_support, content_overlap
-from core.application.envelope import EnvelopeClaim
+from core.application.guard.checks import SUPPORT_FLOOR, Anchor, Supported, Unsupported, claim_support, content_overlap
+from core.application.guard.envelope import EnvelopeClaim
+from core.application.language.quotes import Span, statements
 from core.application.orchestrator import Evidence, Question
 from core.application.ports import Embedder, GenerationRequest, VerificationRequest
-from core.application.quotes import Span, statements
 from core.bootstrap import Sourced, bootstrap
 from core.config import Settings, SourcedConfig, load_known_gaps
 from core.domain import Answered, Audience, Outcome, RetrievedChunk

@@ -8,7 +8,7 @@ linear pass grows tenfold with the length, a quadratic one a hundredfold.
 
 import time
 
-from core.application.markers import without_markers
+from core.application.language.markers import without_markers
 
 LENGTHS = (10_000, 100_000, 1_000_000)
 

@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-from core.application.instructions import addressed_to_assistants
+from core.application.language.instructions import addressed_to_assistants
 from core.application.orchestrator import Question
 from core.config import load_config, load_known_gaps
 from core.domain import Answered, Audience

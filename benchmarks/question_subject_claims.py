@@ -8,7 +8,7 @@ the quote a hosted model would give (or none). They were written by a reviewing 
 of questions with nested answers, replies in paragraphs, a Question and Answer table; the faithful ones are
 paraphrases as a model writes them (a pronoun resolved, the question's words restated, an instruction turned
 into a statement), the fabrications give the question's subject what a passage says of another. The rule they
-measure (`core.application.checks`, a claim never gives the question's subject what the quote says of its own)
+measure (`core.application.guard.checks`, a claim never gives the question's subject what the quote says of its own)
 was shaped on them: these are fitted figures, not held-out ones.
 """
 
@@ -17,8 +17,8 @@ import json
 from pathlib import Path
 from typing import Final
 
-from core.application.checks import Supported, claim_support
-from core.application.envelope import EnvelopeClaim
+from core.application.guard.checks import Supported, claim_support
+from core.application.guard.envelope import EnvelopeClaim
 from core.domain import Passage, RetrievedChunk
 
 CLAIMS: Final = Path(__file__).parent / "sets" / "faq_claims"

@@ -14,8 +14,8 @@ import argparse
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks.answerability_data import collect, held_out_sets, known_sets, opened
-from benchmarks.fit_answerability import Question, fit_stages, questions, ranked
+from training.answerability_data import collect, held_out_sets, known_sets, opened
+from training.fit_answerability import Question, fit_stages, questions, ranked
 from training.reader.folds import fold_model
 
 Chooser = Callable[[Question, Sequence[int]], int]

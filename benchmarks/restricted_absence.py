@@ -35,7 +35,7 @@ from core.application.feedback import Click, why_not_counted
 from core.application.orchestrator import Evidence, Question, answerability_note
 from core.application.ports import AnswerModel, Embedder
 from core.application.presenting import outcome_as_dict
-from core.bootstrap import Sourced, bootstrap
+from core.bootstrap import Sourced, bootstrap, build_embedder
 from core.config import Settings, SourcedConfig, load_config, load_known_gaps
 from core.domain import Answered, Audience, Outcome, Principal, Refused, is_visible
 from core.eval.cases import Case, load_cases
@@ -43,7 +43,6 @@ from core.eval.runner import case_principal
 from core.eval.scripted_server import ScriptedServer
 from core.llm.openai_compat import OpenAICompatModel
 from core.observability import PrometheusMetrics
-from core.retrieval.embeddings import build_embedder
 from core.retrieval.knowledge_base import load_knowledge_base
 from core.storage import Verdict
 

@@ -26,8 +26,8 @@ from bot.work import ReplyWorkers
 from core.application.audit import user_reference
 from core.application.conversation import ThreadMessage
 from core.application.feedback import Click, why_not_counted
+from core.application.language.shape import MAX_QUESTION_LENGTH
 from core.application.orchestrator import Question
-from core.application.shape import MAX_QUESTION_LENGTH
 from core.bootstrap import Sourced
 from core.domain import Audience, Clarify, Outcome, Passage, Principal, Refused, Thread, presented_kind
 from core.storage import PendingClarification

@@ -26,7 +26,7 @@ from bot.blocks import owner_link
 from bot.escaping import mrkdwn, plain
 from bot.surface import View as ViewId
 from core.application.catalog import Activity, DocumentSummary, counts_by_owner, last_ingest, newest_titles
-from core.application.shape import MAX_QUESTION_LENGTH
+from core.application.language.shape import MAX_QUESTION_LENGTH
 from core.retrieval.ingest import plural
 from core.storage.connectors import ConnectorStatus
 

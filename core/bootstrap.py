@@ -7,11 +7,11 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from core.application.answerability import AnswerabilityModel, shipped_model
+from core.application.answerability.followups import ModelFollowUps, OfflineFollowUps
+from core.application.answerability.model import AnswerabilityModel, shipped_model
 from core.application.catalog import ActivityLog, Catalog
-from core.application.checks import ClaimSupport, claim_support
 from core.application.conversation import Conversations
-from core.application.followups import ModelFollowUps, OfflineFollowUps
+from core.application.guard.checks import ClaimSupport, claim_support
 from core.application.orchestrator import AnswerabilityGate, Orchestrator, RetrievalPolicy
 from core.application.ports import (
     AnswerModel,
@@ -32,7 +32,7 @@ from core.connectors.sync import Syncer
 from core.llm.extractive import ExtractiveModel
 from core.llm.reader import OnnxReader, bundled_reader
 from core.observability import PrometheusMetrics, SystemClock
-from core.retrieval.embeddings import EmbedderChoice, EmbeddingIngestor, choose_embedder
+from core.retrieval.embeddings import CachedEmbedder, EmbedderUnavailable, EmbeddingIngestor, MiniLmEmbedder
 from core.retrieval.hybrid import HybridIndex
 from core.retrieval.index import SqliteIndex
 from core.retrieval.ingest import Ingestor
@@ -47,6 +47,49 @@ from core.storage.postgres import prepare_vectors
 from core.storage.repositories import ConversationTurns, FeedbackLog, PendingClarifications, ProcessedEvents
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmbedderChoice:
+    """The embedder `SOURCED_EMBEDDER` led to, and why: said by `ask -v`, the bot's start and `sourced doctor`,
+    so `auto` never falls back to full text unnoticed."""
+
+    embedder: Embedder | None
+    reason: str
+
+    @property
+    def retrieval(self) -> str:
+        return "hybrid" if self.embedder is not None else "full text"
+
+    def describe(self) -> str:
+        chosen = f"hybrid (full text and {self.embedder.model_id})" if self.embedder else "full text only"
+        return f"retrieval: {chosen}: {self.reason}"
+
+
+def choose_embedder(kind: str, settings: Settings | None = None) -> EmbedderChoice:
+    """The embedder for `SOURCED_EMBEDDER`: `none`, `minilm` (or `EmbedderUnavailable`), `auto` (MiniLM when
+    installed, else none, with the reason and the command that installs it), or `openai` (an OpenAI-compatible
+    endpoint named by `settings`, default: the environment; a missing setting is a ConfigError)."""
+    if kind == "none":
+        return EmbedderChoice(embedder=None, reason="SOURCED_EMBEDDER=none")
+    if kind == "openai":
+        # Imported here: the `openai` client takes seconds to import, and the default embedder never needs it.
+        from core.retrieval import openai_embeddings  # noqa: PLC0415
+
+        remote = openai_embeddings.from_settings(settings or Settings())
+        return EmbedderChoice(embedder=CachedEmbedder(remote), reason="SOURCED_EMBEDDER=openai")
+    try:
+        minilm = CachedEmbedder(MiniLmEmbedder())
+        return EmbedderChoice(embedder=minilm, reason=f"SOURCED_EMBEDDER={kind}, and the semantic extra is installed")
+    except EmbedderUnavailable as error:
+        if kind == "minilm":
+            raise
+        return EmbedderChoice(embedder=None, reason=f"SOURCED_EMBEDDER=auto, and {error}")
+
+
+def build_embedder(kind: str, settings: Settings | None = None) -> Embedder | None:
+    """The embedder alone, for scripts that do not report the choice."""
+    return choose_embedder(kind, settings).embedder
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,8 +13,8 @@ from core.application.audit import AuditMode
 from core.application.orchestrator import STALE_AFTER_DAYS, AnswerabilityGate, UnverifiedClaims
 from core.application.risk import DEFAULT_HIGH, DEFAULT_MEDIUM
 from core.application.routing import KnownGap
+from core.documents.sources import URL_FIELDS, SourceRule
 from core.domain import EVERYONE
-from core.retrieval.sources import URL_FIELDS, SourceRule
 
 ModelKind = Literal["extractive", "openai", "llama-cpp"]
 VerifierKind = Literal["off", "model"]

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from core.application.statements import split_statements
+from core.application.language.statements import split_statements
 from core.domain import Passage, RetrievedChunk
 from core.retrieval.chunking import chunk_document
 from core.retrieval.knowledge_base import load_knowledge_base

@@ -33,11 +33,11 @@ import numpy.typing as npt
 import torch
 from transformers import AutoModel, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase
 
-from benchmarks.answerability_data import asked_cases, held_out_sets, known_sets, label, opened
-from core.application.answerability import in_context
+from core.application.answerability.model import in_context
 from core.eval.scoring import ChunkRef
 from core.retrieval.embeddings import MiniLmEmbedder
 from core.retrieval.matcher import MATCHER_DIR, MATCHER_FILE, MATCHER_INFO, question_matcher
+from training.answerability_data import asked_cases, held_out_sets, known_sets, label, opened
 from training.reader.annotated import load_questions, pairs
 from training.reader.annotated_sets import HALVES, halves
 from training.reader.train import auc, base_model_dir

@@ -27,10 +27,10 @@ from sqlalchemy.exc import ArgumentError
 from bot.commands.common import DEMO_CONFIG, DEMO_DATABASE, add_config_option, add_demo_option, demo_settings
 from bot.settings import SlackSettings, SlackSettingsError, load_slack_settings
 from bot.slack_client import BotIdentity, verify_bot_token, web_client
-from core.application.answerability import shipped_model
-from core.application.instructions import instruction_lines
+from core.application.answerability.model import shipped_model
+from core.application.language.instructions import instruction_lines
 from core.application.ports import Embedder, Reader
-from core.bootstrap import build_reader
+from core.bootstrap import EmbedderChoice, build_reader, choose_embedder
 from core.config import (
     ConfigError,
     ConnectorEntry,
@@ -45,10 +45,8 @@ from core.llm.reader import ReaderUnavailable
 from core.retrieval.embeddings import (
     INSTALL_SEMANTIC,
     MINILM_PACKAGE,
-    EmbedderChoice,
     EmbedderUnavailable,
     MiniLmEmbedder,
-    choose_embedder,
     uncached,
 )
 from core.retrieval.ingest import plural

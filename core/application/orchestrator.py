@@ -9,10 +9,10 @@ from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 from core.application import refusals
-from core.application.answer_text import answer_text
-from core.application.answerability import (
+from core.application.answerability.clarify import clarification_options
+from core.application.answerability.followups import OfflineFollowUps, new_words_first, speaking_of
+from core.application.answerability.model import (
     AnswerabilityModel,
-    Assessment,
     EmbedderFailed,
     ReaderFailed,
     assess,
@@ -30,14 +30,29 @@ from core.application.audit import (
     question_sha256,
     user_reference,
 )
-from core.application.checks import Anchor, ClaimSupport, Unsupported, cited_chunks, claim_support, unknown_chunk_ids
-from core.application.claim_ranking import RANKED_FAR_BELOW, claim_rank_gaps, rests_on_an_answer
-from core.application.claim_reading import CLAIM_READING_FLOOR, claim_readings
-from core.application.clarify import clarification_options
-from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope, parse_verdict
-from core.application.followups import OfflineFollowUps, new_words_first, speaking_of
+from core.application.guard.answer_text import answer_text
+from core.application.guard.checks import (
+    Anchor,
+    ClaimSupport,
+    Unsupported,
+    cited_chunks,
+    claim_support,
+    unknown_chunk_ids,
+)
+from core.application.guard.claim_ranking import RANKED_FAR_BELOW, claim_rank_gaps, rests_on_an_answer
+from core.application.guard.claim_reading import CLAIM_READING_FLOOR, claim_readings
+from core.application.guard.envelope import Envelope, MalformedEnvelope, parse_envelope, parse_verdict
+from core.application.language.quote_context import Asking
+from core.application.language.shape import (
+    MAX_QUESTION_LENGTH,
+    InvalidReason,
+    classify_shape,
+    invalid_reason,
+    visible_text,
+)
 from core.application.ports import (
     AnswerModel,
+    Assessment,
     AuditSink,
     Clock,
     Corpus,
@@ -52,9 +67,7 @@ from core.application.ports import (
     VerificationRequest,
     Verifier,
 )
-from core.application.quote_context import Asking
 from core.application.routing import OwnerRouter
-from core.application.shape import MAX_QUESTION_LENGTH, InvalidReason, classify_shape, invalid_reason, visible_text
 from core.domain import (
     Answered,
     Audience,

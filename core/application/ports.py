@@ -1,11 +1,12 @@
 """The small interfaces the orchestrator needs. Adapters implement them; tests use in-memory fakes."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from core.application.audit import AuditRecord
+from core.application.language.statements import Statement
 from core.domain import (
     Audience,
     OutcomeKind,
@@ -18,9 +19,6 @@ from core.domain import (
     Thread,
     Turn,
 )
-
-if TYPE_CHECKING:  # the assessment module uses the Embedder port below
-    from core.application.answerability import Assessment
 
 
 class Index(Protocol):
@@ -39,11 +37,49 @@ class Index(Protocol):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Candidate:
+    """A statement with its features, its ranking score among the question's candidates, and the fitted
+    probability that it answers the question."""
+
+    statement: Statement
+    features: Mapping[str, float]
+    rank_score: float
+    probability: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class Assessment:
+    """The candidates of one question, best first, and the decision."""
+
+    candidates: tuple[Candidate, ...]
+    threshold: float
+    model_version: str
+    claim_rank_margin: float | None = None
+    """The model's margin for the guard's ranking check (`core.application.guard.claim_ranking`); None: not checked."""
+    set_aside_from: int | None = None
+    """Where the candidates a follow-up's reading set aside begin (`new_words_first`); None: none were."""
+    explanation: tuple[tuple[str, float], ...] = ()
+    """The best candidate's strongest features: (name, contribution to the log-odds), largest first."""
+
+    @property
+    def best(self) -> Candidate | None:
+        return self.candidates[0] if self.candidates else None
+
+    @property
+    def score(self) -> float:
+        return self.candidates[0].probability if self.candidates else 0.0
+
+    @property
+    def answerable(self) -> bool:
+        return self.score >= self.threshold
+
+
+@dataclass(frozen=True, kw_only=True)
 class GenerationRequest:
     question: str
     chunks: Sequence[RetrievedChunk]
     risk: RiskAssessment
-    assessment: "Assessment | None" = None
+    assessment: Assessment | None = None
     """The pipeline's answerability assessment of these chunks, when it made one: a model may reuse it."""
 
 

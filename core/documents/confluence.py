@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import date
 from typing import Any, Final
 
-from core.documents.html import element_markdown, fold, heading_anchors, parse_written_day, with_anchors
+from core.documents.html_tree import element_markdown, fold, heading_anchors, parse_written_day, with_anchors
 from core.documents.markdown import read_markdown
 from core.documents.model import Document
 

@@ -5,12 +5,12 @@ body (an info panel, an expand) or a plain-text body (code), links to other page
 `ri:page`), task lists, images and emoticons. Each becomes the HTML a reader would see: a macro's body stays in
 place (with its title, where it has one, as a bold lead-in), code stays code, a link to a page keeps its words,
 task lists are lists, and images, emoticons and placeholders go. The result is read as any HTML fragment is
-(`core.documents.html`), so headings, lists and tables are those of a Markdown page.
+(`core.documents.html_tree`), so headings, lists and tables are those of a Markdown page.
 """
 
 from typing import Any, Final
 
-from core.documents.html import element_markdown, parse
+from core.documents.html_tree import element_markdown, parse
 from core.documents.markdown import read_markdown
 from core.documents.model import Document
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
-from core.documents.html import element_markdown, parse
+from core.documents.html_tree import element_markdown, parse
 from core.documents.limits import FormatSupportMissing, Unreadable, check_zip
 from core.documents.markdown import read_markdown
 from core.documents.model import Document

@@ -15,7 +15,7 @@ from datetime import date
 from pathlib import PurePath
 from typing import Final
 
-from core.documents.html import parse_day, parse_written_day
+from core.documents.html_tree import parse_day, parse_written_day
 from core.documents.limits import Unreadable
 from core.documents.markdown import read_markdown
 from core.documents.model import Document, Section, Table, Text

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Final
 from xml.etree import ElementTree
 
-from core.documents.html import parse_day
+from core.documents.html_tree import parse_day
 from core.documents.limits import Unreadable
 
 CORE_PROPERTIES: Final = "docProps/core.xml"

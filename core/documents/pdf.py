@@ -22,7 +22,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Final
 
-from core.documents.html import parse_day
+from core.documents.html_tree import parse_day
 from core.documents.limits import FormatSupportMissing, Unreadable
 from core.documents.model import (
     Block,

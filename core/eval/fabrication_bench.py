@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from core.application.checks import cited_chunks, claim_support
-from core.application.envelope import parse_envelope
+from core.application.guard.checks import cited_chunks, claim_support
+from core.application.guard.envelope import parse_envelope
 from core.application.orchestrator import Evidence, Question
 from core.application.routing import KnownGap
 from core.config import SourcedConfig

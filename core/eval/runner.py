@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from core.application.answerability import AnswerabilityModel
+from core.application.answerability.model import AnswerabilityModel
 from core.application.conversation import Conversations
 from core.application.orchestrator import Question
 from core.application.ports import AnswerModel, FollowUps

@@ -2,7 +2,7 @@
 
 It answers with the retrieved chunks' own statements and returns the same envelope JSON an LLM would, so the
 orchestrator parses and checks it exactly like any other model's output. Which statements answer is the
-answerability assessment's decision (`core.application.answerability`): the best candidate when it reaches
+answerability assessment's decision (`core.application.answerability.model`): the best candidate when it reaches
 the fitted threshold, with the statements it leads into, the other answering statements of its chunk and the
 ranker's second choice when it stands in that chunk; or, when the best is an item of a list or its lead-in, the
 list.
@@ -12,9 +12,9 @@ import json
 from collections.abc import Sequence
 from typing import Final
 
-from core.application.answerability import AnswerabilityModel, Assessment, Candidate, assess
-from core.application.ports import Embedder, GenerationRequest, Reader
-from core.application.statements import Statement, announced_items, list_items, split_statements
+from core.application.answerability.model import AnswerabilityModel, assess
+from core.application.language.statements import Statement, announced_items, list_items, split_statements
+from core.application.ports import Assessment, Candidate, Embedder, GenerationRequest, Reader
 
 MAX_CLAIMS: Final = 3
 """An answer is one fact and at most two that complete it; more would bury it."""
@@ -68,7 +68,7 @@ def answering_statements(assessment: Assessment, *, whole_units: bool = True) ->
     the second choice too when it answers in its own right.
 
     Without `whole_units` neither the list nor the rest of the paragraph or item is quoted: with a reader, the
-    guard requires each claim's quote to answer the question itself (`core.application.claim_reading`), and a
+    guard requires each claim's quote to answer the question itself (`core.application.guard.claim_reading`), and a
     statement that only completes the best one would have the whole answer refused."""
     best = assessment.candidates[0]
     same_chunk = [c for c in assessment.candidates if c.statement.chunk.chunk_id == best.statement.chunk.chunk_id]

@@ -25,8 +25,8 @@ from openai.types.chat.completion_create_params import ResponseFormat
 from openai.types.completion_usage import CompletionUsage
 from pydantic import SecretStr
 
-from core.application.envelope import envelope_json_schema, verdict_json_schema
-from core.application.followups import reading_json_schema
+from core.application.answerability.followups import reading_json_schema
+from core.application.guard.envelope import envelope_json_schema, verdict_json_schema
 from core.application.ports import GenerationRequest, RewriteRequest, VerificationRequest
 from core.config import ConfigError, Settings
 from core.llm.breaker import CircuitBreaker

@@ -37,7 +37,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sqlalchemy import Engine, bindparam, or_, select, text
 
 from core.application.ports import Embedder
-from core.config import Settings
 from core.domain import Audience, is_visible
 from core.retrieval.chunking import ChunkDraft
 from core.retrieval.ingest import Beside, Ingestor, IngestReport
@@ -470,46 +469,3 @@ class VectorStore:
                        ChunkEmbeddingRow.chunk_id.in_(sample[start:start + SAMPLE_BATCH])))
             vectors.update((chunk_id, vector) for chunk_id, vector in rows)
         return np.stack([np.frombuffer(vectors[chunk_id], dtype="<f4") for chunk_id in sample])
-
-
-@dataclass(frozen=True, kw_only=True)
-class EmbedderChoice:
-    """The embedder `SOURCED_EMBEDDER` led to, and why: said by `ask -v`, the bot's start and `sourced doctor`,
-    so `auto` never falls back to full text unnoticed."""
-
-    embedder: Embedder | None
-    reason: str
-
-    @property
-    def retrieval(self) -> str:
-        return "hybrid" if self.embedder is not None else "full text"
-
-    def describe(self) -> str:
-        chosen = f"hybrid (full text and {self.embedder.model_id})" if self.embedder else "full text only"
-        return f"retrieval: {chosen}: {self.reason}"
-
-
-def choose_embedder(kind: str, settings: Settings | None = None) -> EmbedderChoice:
-    """The embedder for `SOURCED_EMBEDDER`: `none`, `minilm` (or `EmbedderUnavailable`), `auto` (MiniLM when
-    installed, else none, with the reason and the command that installs it), or `openai` (an OpenAI-compatible
-    endpoint named by `settings`, default: the environment; a missing setting is a ConfigError)."""
-    if kind == "none":
-        return EmbedderChoice(embedder=None, reason="SOURCED_EMBEDDER=none")
-    if kind == "openai":
-        # Imported here: the `openai` client takes seconds to import, and the default embedder never needs it.
-        from core.retrieval import openai_embeddings  # noqa: PLC0415
-
-        remote = openai_embeddings.from_settings(settings or Settings())
-        return EmbedderChoice(embedder=CachedEmbedder(remote), reason="SOURCED_EMBEDDER=openai")
-    try:
-        minilm = CachedEmbedder(MiniLmEmbedder())
-        return EmbedderChoice(embedder=minilm, reason=f"SOURCED_EMBEDDER={kind}, and the semantic extra is installed")
-    except EmbedderUnavailable as error:
-        if kind == "minilm":
-            raise
-        return EmbedderChoice(embedder=None, reason=f"SOURCED_EMBEDDER=auto, and {error}")
-
-
-def build_embedder(kind: str, settings: Settings | None = None) -> Embedder | None:
-    """The embedder alone, for scripts that do not report the choice."""
-    return choose_embedder(kind, settings).embedder

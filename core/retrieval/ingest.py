@@ -36,7 +36,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sqlalchemy import Connection, Engine, delete, func, insert, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
 
-from core.application.instructions import instruction_lines
+from core.application.language.instructions import instruction_lines
+from core.documents.sources import SourceRule
 from core.retrieval.chunking import CHUNKER_VERSION, ChunkDraft, chunk_document
 from core.retrieval.index import index_body
 from core.retrieval.knowledge_base import (
@@ -46,7 +47,6 @@ from core.retrieval.knowledge_base import (
     count_source_files,
     load_knowledge_base,
 )
-from core.retrieval.sources import SourceRule
 from core.storage.database import supports_full_text
 from core.storage.locks import ingest_lock
 from core.storage.postgres import refresh_statistics

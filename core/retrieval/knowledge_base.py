@@ -3,7 +3,7 @@ with the `formats` extra PDF, Word, PowerPoint, HTML, CSV and wiki exports), eac
 into the document model (`core.documents`); chunking works on that model whatever the format was.
 
 A document's metadata comes from, in order: its front matter, the first `sources:` rule of sourced.yml that
-matches its path (`core.retrieval.sources`), what the format records (a PDF's title and dates, Office core
+matches its path (`core.documents.sources`), what the format records (a PDF's title and dates, Office core
 properties, an HTML `<title>`, an export's page dates), and last its path (the id, the title from the file
 name) and the file's modification time. A bad file never stops the others: it becomes a `LoadError` naming its
 path and saying, in one line, what to fix. Loading is deterministic (files sorted by relative path) so
@@ -36,9 +36,9 @@ from core.documents.notion import is_notion_name, read_csv, read_notion_page, wi
 from core.documents.pdf import read_pdf
 from core.documents.pptx import read_pptx
 from core.documents.reading import pieces, render
+from core.documents.sources import SourceRule, first_match
 from core.domain import EVERYONE
 from core.domain.text import storable
-from core.retrieval.sources import SourceRule, first_match
 
 Format = Literal["markdown", "text", "pdf", "docx", "pptx", "html", "csv", "notion"]
 FORMATS: Final[dict[str, Format]] = {

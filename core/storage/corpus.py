@@ -9,7 +9,7 @@ import threading
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from core.application.quote_context import organisation_names
+from core.application.language.quote_context import organisation_names
 from core.storage.tables import ChunkRow, DocumentRow
 
 

@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.application.envelope import Envelope, MalformedEnvelope, parse_envelope, parse_verdict
-from core.application.markers import without_markers
+from core.application.guard.envelope import Envelope, MalformedEnvelope, parse_envelope, parse_verdict
+from core.application.language.markers import without_markers
 from core.application.orchestrator import Orchestrator, Question
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import OwnerRouter

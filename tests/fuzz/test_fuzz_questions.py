@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.application import refusals
+from core.application.language.shape import MAX_QUESTION_LENGTH
 from core.application.orchestrator import Question
-from core.application.shape import MAX_QUESTION_LENGTH
 from core.bootstrap import Sourced, bootstrap
 from core.config import Settings
 from core.domain import Answered, Audience, Clarify, Principal, Refused

@@ -21,7 +21,7 @@ from bot.settings import SlackSettings
 from bot.surface import Action, clarify_action_id
 from bot.work import ReplyWorkers
 from core.application import refusals
-from core.application.shape import invalid_reason, visible_text
+from core.application.language.shape import invalid_reason, visible_text
 from core.bootstrap import bootstrap
 from core.config import Settings
 from tests.e2e.conftest import CONFIG, Deployment, serving, workspace, write_kb

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from core.application.answerability import AnswerabilityModel, shipped_model
-from core.application.claim_ranking import RANKED_FAR_BELOW
+from core.application.answerability.model import AnswerabilityModel, shipped_model
+from core.application.guard.claim_ranking import RANKED_FAR_BELOW
 from core.application.orchestrator import AnswerabilityGate, Question
 from core.application.ports import AnswerModel
 from core.bootstrap import Sourced, bootstrap

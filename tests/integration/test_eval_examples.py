@@ -56,7 +56,7 @@ def test_no_question_that_should_be_refused_is_answered(report: dict[str, Any]) 
 
 
 CORRECT_ANSWER_FLOOR = {"minilm": 0.7, "none": 0.4}
-"""Below the committed fit's figures on the handbook (0.79 and 0.50, `benchmarks/fit_answerability.py`), with
+"""Below the committed fit's figures on the handbook (0.79 and 0.50, `training/fit_answerability.py`), with
 room for one or two cases; the handbook is one of the sets it is fitted on, so this guards against a broken
 build, not for generalisation (that is the leave-one-set-out table)."""
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from core.documents.sources import SourceRule
 from core.retrieval import LoadResult, load_knowledge_base
-from core.retrieval.sources import SourceRule
 
 TRAVEL = """---
 id: travel-expenses

@@ -17,7 +17,7 @@ from typing import Final
 
 import pytest
 
-from core.application.envelope import MalformedEnvelope, parse_envelope
+from core.application.guard.envelope import MalformedEnvelope, parse_envelope
 from core.application.orchestrator import Evidence, Orchestrator, Question, RetrievalPolicy
 from core.application.ports import GenerationRequest
 from core.application.risk import KeywordRiskClassifier

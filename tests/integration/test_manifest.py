@@ -20,7 +20,7 @@ from slack_sdk import WebClient
 
 from bot.app import LISTENERS
 from bot.surface import API_SCOPES, Action, View, bot_scopes, clarify_action_id
-from core.application.clarify import MAX_OPTIONS
+from core.application.answerability.clarify import MAX_OPTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT.parent / "shared" / "slack" / "manifest.schema.1.0.0.json"

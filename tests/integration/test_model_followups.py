@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from core.application.followups import ModelFollowUps, OfflineFollowUps
+from core.application.answerability.followups import ModelFollowUps, OfflineFollowUps
 from core.application.orchestrator import Orchestrator, Question
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import OwnerRouter

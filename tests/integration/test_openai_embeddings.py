@@ -22,11 +22,11 @@ import pytest
 from pydantic import SecretStr
 from sqlalchemy import select
 
-from core.bootstrap import bootstrap
+from core.bootstrap import bootstrap, build_embedder
 from core.config import ConfigError, Settings, SourcedConfig
 from core.domain import Audience, Principal
 from core.llm.safety import RemoteModelBlocked
-from core.retrieval.embeddings import CachedEmbedder, EmbeddingError, build_embedder
+from core.retrieval.embeddings import CachedEmbedder, EmbeddingError
 from core.retrieval.openai_embeddings import DIMENSION_PROBE, OpenAIEmbedder
 from core.storage.tables import ChunkEmbeddingRow
 

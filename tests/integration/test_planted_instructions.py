@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from core.application.instructions import addressed_to_assistants
+from core.application.language.instructions import addressed_to_assistants
 from core.application.orchestrator import Question
 from core.bootstrap import Sourced, bootstrap
 from core.config import Settings, SourcedConfig

@@ -3,7 +3,7 @@ MDX import, components and HTML tables ingest without errors, with headings and 
 
 from pathlib import Path
 
-from core.application.statements import split_statements
+from core.application.language.statements import split_statements
 from core.documents.model import Table
 from core.domain import Passage, RetrievedChunk
 from core.retrieval import load_knowledge_base

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from core.config import ConfigError, load_config
+from core.documents.sources import SourceRule, glob_pattern
 from core.retrieval import load_knowledge_base
-from core.retrieval.sources import SourceRule, glob_pattern
 
 RULES = (
     SourceRule(path="hr/compensation/**", owner="#people-ops", audience=("hr",),

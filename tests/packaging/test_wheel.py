@@ -36,7 +36,7 @@ def test_the_wheel_holds_every_file_git_tracks_under_core_and_bot(wheel: zipfile
 
 
 @pytest.mark.parametrize("opened", [
-    "core/application/answerability_model.json",
+    "core/application/answerability/model.json",
     "core/llm/prompts/answer-v2.txt",
     "core/storage/migrations/script.py.mako",
     "core/retrieval/minilm_tokenizer/tokenizer.json",

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from core.application.language.statements import split_statements
 from core.application.orchestrator import Question
-from core.application.statements import split_statements
 from core.bootstrap import Sourced, bootstrap
 from core.config import Settings, SourcedConfig
 from core.domain import Answered, Audience, Passage, Principal, Refused, RetrievedChunk

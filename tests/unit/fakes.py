@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from core.application.answerability import AnswerabilityModel, LinearScore
+from core.application.answerability.model import AnswerabilityModel, LinearScore
 from core.application.audit import AuditRecord
 from core.application.ports import GenerationRequest, ReadPassage
 from core.domain import Audience, OutcomeKind, Passage, RetrievedChunk, RiskLevel, is_visible

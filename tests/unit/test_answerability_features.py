@@ -4,8 +4,7 @@ import json
 
 import pytest
 
-from core.application.answer_types import asks_money, counted_noun, expected_answer_type, has_answer_type
-from core.application.answerability import (
+from core.application.answerability.model import (
     AnswerabilityModel,
     LinearScore,
     QuestionProfile,
@@ -15,9 +14,10 @@ from core.application.answerability import (
     rarity_weights,
     replaced_modifier,
 )
-from core.application.facts import held_by_bounds
+from core.application.language.answer_types import asks_money, counted_noun, expected_answer_type, has_answer_type
+from core.application.language.facts import held_by_bounds
+from core.application.language.statements import split_statements
 from core.application.ports import GenerationRequest
-from core.application.statements import split_statements
 from core.domain import Passage, RetrievedChunk, RiskAssessment
 from core.llm.extractive import ExtractiveModel
 

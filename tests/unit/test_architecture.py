@@ -52,7 +52,7 @@ def test_importing_the_application_loads_no_adapter() -> None:
     """What the source's imports say must also hold when it runs: no package data read through an adapter
     package (which imports it, and everything it imports)."""
     loaded = subprocess.run(
-        [sys.executable, "-c", "import sys, core.application.orchestrator, core.application.answerability; "
+        [sys.executable, "-c", "import sys, core.application.orchestrator, core.application.answerability.model; "
          "print(' '.join(m for m in sys.modules if m.startswith(('core.retrieval', 'core.storage', 'core.llm', "
          "'sqlalchemy'))))"], capture_output=True, text=True, check=True, cwd=ROOT)
     assert loaded.stdout.split() == []
@@ -73,3 +73,99 @@ def test_the_document_model_and_the_reading_form_import_only_the_standard_librar
 def test_the_application_reads_documents_only_through_the_reading_form() -> None:
     assert offenders("core.application", lambda name: not name.startswith("core.documents")
                      or name in {"core.documents", "core.documents.reading"}) == []
+
+
+def application_offenders(room: str, allowed_rooms: tuple[str, ...]) -> list[str]:
+    """Imports of the application from `room` that reach outside it and the rooms it stands on."""
+    own = ("core.application." + room, *(f"core.application.{below}" for below in allowed_rooms))
+    return offenders(f"core.application.{room}",
+                     lambda name: not name.startswith("core.application") or name.startswith(own))
+
+
+def test_the_language_room_imports_nothing_else_of_the_application() -> None:
+    """Pure functions over text: what a sentence states, its numbers, negations and kinds of value."""
+    assert application_offenders("language", ()) == []
+
+
+def test_the_answerability_room_stands_on_language_and_the_ports_only() -> None:
+    assert application_offenders("answerability", ("language", "ports", "audit")) == []
+
+
+def test_the_guard_stands_on_language_answerability_and_the_ports_only() -> None:
+    assert application_offenders("guard", ("language", "answerability", "ports", "audit")) == []
+
+
+def test_no_level_of_the_application_holds_more_than_twelve_modules() -> None:
+    """A newcomer sees where the guard ends and answerability begins from the folders, not from 25 flat files."""
+    crowded = {str(folder.relative_to(ROOT)): count
+               for folder in [ROOT / "core" / "application", *(ROOT / "core" / "application").glob("*/")]
+               if folder.is_dir() and (count := len(list(folder.glob("*.py")))) > 12}
+    assert crowded == {}
+
+
+def import_graph(*packages: str) -> dict[str, set[str]]:
+    """Each module of these packages and the modules of them it imports: `from a.b import c` names `a.b.c`
+    when that is a module, else `a.b`. Every import counts, lazy ones inside functions included: a cycle
+    broken only by importing late is still a cycle."""
+    files = {path: ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+             for package in packages for path in sorted((ROOT / package).rglob("*.py"))}
+    modules = set(files.values())
+    graph: dict[str, set[str]] = {}
+    for path, module in files.items():
+        named: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                named.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                named.update(f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules
+                             else node.module for alias in node.names)
+        graph[module] = (named & modules) - {module}
+    return graph
+
+
+def import_cycles(*packages: str) -> list[list[str]]:
+    """Strongly connected groups of more than one module in the import graph of these packages."""
+    edges = import_graph(*packages)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def visit(module: str) -> None:  # Tarjan's strongly connected components
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in edges[module]:
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for module in sorted(edges):
+        if module not in index:
+            visit(module)
+    return groups
+
+
+def test_nothing_of_the_product_imports_in_a_circle() -> None:
+    assert import_cycles("core", "bot") == []
+
+
+def test_training_and_benchmarks_do_not_import_each_other_in_a_circle() -> None:
+    """Benchmarks measure with what training fits; training never reaches back into the benchmarks."""
+    assert offenders("training", lambda name: name.split(".")[0] != "benchmarks") == []
+
+
+@pytest.mark.parametrize("forbidden", ["benchmarks", "training"])
+def test_the_product_never_imports_the_benchmarks_or_training(forbidden: str) -> None:
+    assert offenders("core", lambda name: name.split(".")[0] != forbidden) == []
+    assert offenders("bot", lambda name: name.split(".")[0] != forbidden) == []

@@ -6,9 +6,9 @@ without one on the chunk's best-aligned sentence, never on the chunk as a whole.
 
 import pytest
 
-from core.application.checks import Supported, Unsupported, claim_support
-from core.application.envelope import EnvelopeClaim
-from core.application.quotes import locate, statements
+from core.application.guard.checks import Supported, Unsupported, claim_support
+from core.application.guard.envelope import EnvelopeClaim
+from core.application.language.quotes import locate, statements
 from core.domain import RetrievedChunk
 from tests.unit.fakes import chunk
 

@@ -5,12 +5,13 @@ import math
 
 import pytest
 
-from core.application.answerability import Assessment, Candidate, shipped_model
-from core.application.checks import Anchor
-from core.application.claim_ranking import claim_rank_gaps, rests_on_an_answer
-from core.application.followups import new_words_first
-from core.application.quotes import Span, spanned, statements
-from core.application.statements import split_statements
+from core.application.answerability.followups import new_words_first
+from core.application.answerability.model import shipped_model
+from core.application.guard.checks import Anchor
+from core.application.guard.claim_ranking import claim_rank_gaps, rests_on_an_answer
+from core.application.language.quotes import Span, spanned, statements
+from core.application.language.statements import split_statements
+from core.application.ports import Assessment, Candidate
 from core.domain import Reading, RetrievedChunk
 from tests.unit import fakes
 

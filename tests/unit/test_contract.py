@@ -6,9 +6,9 @@ import time
 import pytest
 
 from core.application.audit import question_preview
-from core.application.checks import Supported, Unsupported, claim_support, content_overlap
-from core.application.envelope import EnvelopeClaim, MalformedEnvelope, parse_envelope, parse_verdict
-from core.application.shape import invalid_reason, visible_text
+from core.application.guard.checks import Supported, Unsupported, claim_support, content_overlap
+from core.application.guard.envelope import EnvelopeClaim, MalformedEnvelope, parse_envelope, parse_verdict
+from core.application.language.shape import invalid_reason, visible_text
 from core.domain import (
     Answered,
     Audience,

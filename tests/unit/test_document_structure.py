@@ -9,9 +9,9 @@ extractive model, the answerability decision and the guard all take from a chunk
 
 from pathlib import Path
 
-from core.application.checks import Supported, claim_support
-from core.application.envelope import EnvelopeClaim
-from core.application.statements import Statement, announced_items, list_items, split_statements
+from core.application.guard.checks import Supported, claim_support
+from core.application.guard.envelope import EnvelopeClaim
+from core.application.language.statements import Statement, announced_items, list_items, split_statements
 from core.documents.markdown import read_markdown
 from core.domain import Passage, RetrievedChunk
 from core.retrieval import SourceDocument, chunk_document

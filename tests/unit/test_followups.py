@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from core.application.followups import (
+from core.application.answerability.followups import (
     OFFLINE_VERSION,
     MalformedReading,
     ModelFollowUps,

@@ -5,7 +5,7 @@ import itertools
 
 import pytest
 
-from core.application.instructions import addressed_to_assistants, instruction_lines
+from core.application.language.instructions import addressed_to_assistants, instruction_lines
 
 READERS = ("AI assistants", "automated assistants", "the AI", "any chatbot", "LLMs", "language models",
            "AI agents", "virtual assistants", "bots")

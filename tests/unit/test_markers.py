@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from core.application.envelope import MalformedEnvelope, parse_envelope
-from core.application.markers import without_markers
+from core.application.guard.envelope import MalformedEnvelope, parse_envelope
+from core.application.language.markers import without_markers
 
 
 @pytest.mark.parametrize(("written", "kept"), [

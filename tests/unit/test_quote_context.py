@@ -3,9 +3,9 @@ item's lead-ins, the sentences just before it, the asker's question and the orga
 claim true or false (numbers, negation, bounds, modality, whose value it is) still stands in the quote itself.
 Each rule with a faithful claim it now passes and the fabrication beside it that it still refuses."""
 
-from core.application.checks import Supported, Unsupported, claim_support
-from core.application.envelope import EnvelopeClaim
-from core.application.quote_context import Asking, organisation_names
+from core.application.guard.checks import Supported, Unsupported, claim_support
+from core.application.guard.envelope import EnvelopeClaim
+from core.application.language.quote_context import Asking, organisation_names
 from core.domain import RetrievedChunk
 from tests.unit.fakes import chunk
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from core.application.answerability import READ_STATEMENTS, assess, shipped_model
+from core.application.answerability.model import READ_STATEMENTS, assess, shipped_model
 from core.application.orchestrator import Orchestrator, Question
 from core.application.ports import AnswerModel, Reader, ReadPassage
 from core.application.risk import KeywordRiskClassifier

@@ -5,13 +5,13 @@ from collections.abc import Sequence
 
 import pytest
 
-from core.application.answerability import shipped_model
-from core.application.checks import Supported, Unsupported, claim_support
-from core.application.envelope import EnvelopeClaim
+from core.application.answerability.model import shipped_model
+from core.application.guard.checks import Supported, Unsupported, claim_support
+from core.application.guard.envelope import EnvelopeClaim
+from core.application.language.statements import split_statements
 from core.application.orchestrator import Orchestrator, Question
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import OwnerRouter
-from core.application.statements import split_statements
 from core.domain import Audience, Passage, Principal, Refused, RetrievedChunk
 from tests.unit import fakes
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.application.shape import classify_shape, is_aggregate
+from core.application.language.shape import classify_shape, is_aggregate
 
 MEASUREMENTS = [
     # counts of events in a time window

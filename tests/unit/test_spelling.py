@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.application.answerability import assess
+from core.application.answerability.model import assess
 from core.domain import Passage, RetrievedChunk
 from core.spelling import one_slip_apart, respelt
 

@@ -26,7 +26,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from core.application.statements import split_statements
+from core.application.language.statements import split_statements
 from core.domain import Passage, RetrievedChunk
 from core.retrieval.chunking import chunk_document
 from core.retrieval.knowledge_base import SourceDocument

@@ -3,7 +3,7 @@ knowledge base of their pages and a case file each.
 
 Run through the pipeline, the questions give what a page alone cannot: the statements retrieval really finds for
 them on *other* pages (the third tier of a question's negatives), and labelled real-text cases for the
-answerability fit (`benchmarks/fit_answerability.py`). The training pages are split by page in two halves of
+answerability fit (`training/fit_answerability.py`). The training pages are split by page in two halves of
 about the same size, `annotated-a` and `annotated-b`, so each half is read by a reader fold that never trained
 on it (`training/reader/folds.py`), as every other set is.
 

@@ -1,5 +1,5 @@
 """Which sets each reader is trained on, and which reader scores each set: every set is read by a reader that
-never saw it, so the answerability fit (`benchmarks/fit_answerability.py --readers`) learns from honest scores."""
+never saw it, so the answerability fit (`training/fit_answerability.py --readers`) learns from honest scores."""
 
 from pathlib import Path
 from typing import Final

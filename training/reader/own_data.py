@@ -1,7 +1,7 @@
 """Pairs from our own kind of text: the evaluation sets' knowledge bases and the project's examples, with the
 candidates the pipeline really retrieves and reads (the same statements, in the same order, as at run time).
 
-Labels follow `benchmarks/answerability_data.py`: in an answerable case, a statement of a support section that
+Labels follow `training/answerability_data.py`: in an answerable case, a statement of a support section that
 holds a `must_include` item answers (1), a statement outside every support section does not (0), other
 statements of a support section are left unlabelled; in a refusal case nothing answers. The questions are the
 sets' cases, so a set's pairs are only ever trained on by a reader that is not measured on that set.
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from benchmarks.answerability_data import EvalSet, asked_cases, held_out_sets, known_sets, label, opened
-from core.application.answerability import by_words_and_retrieval, featurise, read_passages
+from core.application.answerability.model import by_words_and_retrieval, featurise, read_passages
 from core.eval.scoring import ChunkRef
+from training.answerability_data import EvalSet, asked_cases, held_out_sets, known_sets, label, opened
 
 CANDIDATES_PER_CASE: Final = 24
 """Statements kept per case, in the pipeline's reading order: more than the product reads

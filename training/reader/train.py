@@ -320,7 +320,7 @@ are the same fold exported to int8 ONNX and run by the product's adapter.
 |---|---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 
-The reader is one feature of the fitted answerability model (`benchmarks/fit_answerability.py`), whose
+The reader is one feature of the fitted answerability model (`training/fit_answerability.py`), whose
 held-out figures through `sourced eval` are in docs/answering.md (The reader).
 """
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from core.application.instructions import addressed_to_assistants
-from core.application.quote_context import heading_lead_in
-from core.application.quotes import Span, plain, quoted_text, statements
+from core.application.language.instructions import addressed_to_assistants
+from core.application.language.quote_context import heading_lead_in
+from core.application.language.quotes import Span, plain, quoted_text, statements
 from core.documents.reading import StatementKind, StatementSpan, stated
 from core.domain import RetrievedChunk
 

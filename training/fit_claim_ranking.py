@@ -1,8 +1,8 @@
-"""Fit the margin of the guard's ranking check (`core.application.claim_ranking`) on the fabrication benchmark,
+"""Fit the margin of the guard's ranking check (`core.application.guard.claim_ranking`) on the fabrication benchmark,
 report it on sets it did not see, and write it beside the ranker it was fitted on.
 
-    .venv/bin/python -m benchmarks.fit_claim_ranking                        # the default profile's ranker
-    .venv/bin/python -m benchmarks.fit_claim_ranking --variant lexical --write   # no embedder; write the margin
+    .venv/bin/python -m training.fit_claim_ranking                        # the default profile's ranker
+    .venv/bin/python -m training.fit_claim_ranking --variant lexical --write   # no embedder; write the margin
 
 Every set's fabrication benchmark runs once through the default pipeline with a scripted generative model,
 recording for each trial how far below the question's best candidate the ranker puts each claim's quote. A trial
@@ -11,7 +11,7 @@ gives every margin's outcome. For each set, the margin is the lowest at which fa
 paraphrased, with and without quotes) of the *other* sets are kept at least `KEEP` of the time; its figures on
 the set are held-out ones. The shipped margin is the same rule over every set, reported on the sets nothing is
 fitted on (`dev3`, `real`), and written as `claim_rank_margin` of the variant's model in
-`core/application/answerability_model.json`: a refit of that model drops it, and the check is off for the variant
+`core/application/answerability/model.json`: a refit of that model drops it, and the check is off for the variant
 until this is run again. Each row also gives a ceiling: the other-question fabrications refused at the margin that
 keeps 90% of that set's own faithful answers, and how often its fabrication ranks at or above the faithful quote.
 """
@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from benchmarks.answerability_data import fabrication_trials, held_out_sets, known_sets
-from core.application.answerability import MODEL_FILE
-from core.application.claim_ranking import RANKED_FAR_BELOW, rests_on_an_answer
+from core.application.answerability.model import MODEL_FILE
+from core.application.guard.claim_ranking import RANKED_FAR_BELOW, rests_on_an_answer
 from core.eval.fabrication_bench import Trial, right_share
+from training.answerability_data import fabrication_trials, held_out_sets, known_sets
 
 KEEP: Final = 0.95
 """Faithful answers the margin must keep on the sets it is fitted on."""
@@ -66,7 +66,8 @@ def main() -> None:
     parser.add_argument("--variant", choices=["semantic", "lexical", "semantic+matcher"], default="semantic",
                         help="the ranker: with the embedder (the default profile), with the question matcher, or "
                              "without either (default %(default)s)")
-    parser.add_argument("--write", action="store_true", help=f"write the margin into core/application/{MODEL_FILE}")
+    parser.add_argument("--write", action="store_true",
+                        help=f"write the margin into core/application/answerability/{MODEL_FILE}")
     args = parser.parse_args()
     os.environ["SOURCED_EMBEDDER"] = "minilm" if args.variant.startswith("semantic") else "none"
     os.environ["SOURCED_MATCHER"] = "bundled" if "+matcher" in args.variant else "none"
@@ -91,7 +92,7 @@ def main() -> None:
     if args.write and not _fitted(everything, margin):
         raise SystemExit("no margin written: no trial was ranked, or none keeps the faithful answers")
     if args.write:
-        path = Path(__file__).resolve().parents[1] / "core" / "application" / MODEL_FILE
+        path = Path(__file__).resolve().parents[1] / "core" / "application" / "answerability" / MODEL_FILE
         shipped = json.loads(path.read_text(encoding="utf-8"))
         shipped["models"][args.variant]["claim_rank_margin"] = margin
         path.write_text(json.dumps(shipped, indent=1) + "\n", encoding="utf-8")

@@ -26,9 +26,8 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from core.application.answerability import Assessment
-from core.application.ports import Rewriter, RewriteRequest
-from core.application.shape import MAX_QUESTION_LENGTH, invalid_reason
+from core.application.language.shape import MAX_QUESTION_LENGTH, invalid_reason
+from core.application.ports import Assessment, Rewriter, RewriteRequest
 from core.domain import Reading, RetrievedChunk, Turn
 from core.text import STOPWORDS, content_stems, stem, words
 

@@ -4,20 +4,20 @@ The guard's support rules catch a claim its quote does not state (a swapped numb
 clause); they cannot catch a true sentence of the right section that answers another question ("the contract
 renews every 12 months" given for "how much notice do we need to cancel?"): its quote states it word for word.
 The reader reads the question with each quoted statement; a claim whose statements all score below the floor is
-refused. The floor is fitted by `benchmarks/fit_claim_reading.py` on the fabrication benchmark of some sets and
+refused. The floor is fitted by `training/fit_claim_reading.py` on the fabrication benchmark of some sets and
 reported on the others.
 """
 
 from collections.abc import Sequence
 from typing import Final
 
-from core.application.checks import Anchor
+from core.application.guard.checks import Anchor
+from core.application.language.quotes import Span, quoted_text, statements
 from core.application.ports import Reader, ReadPassage
-from core.application.quotes import Span, quoted_text, statements
 
 CLAIM_READING_FLOOR: Final = 0.015
 """The reader's probability below which a quoted statement does not answer the question: the highest floor that
-keeps 95% of faithful answers on `examples/`, `dev` and `dev2` (`benchmarks/fit_claim_reading.py`'s rule, each
+keeps 95% of faithful answers on `examples/`, `dev` and `dev2` (`training/fit_claim_reading.py`'s rule, each
 read by the reader fold that never saw it). On the real handbooks it was never fitted on, with the shipped
 reader: `dev3` keeps 0.94 of faithful answers and refuses 0.16 of other-question fabrications, `real` 0.86 and
 0.18. No floor reaches 0.90 on both: the reader ranks a section's statements better than it tells a true

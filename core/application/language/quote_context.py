@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Final
 
-from core.application import facts
-from core.application.quotes import Statement, plain, statements
+from core.application.language import facts
+from core.application.language.quotes import Statement, plain, statements
 from core.domain import RetrievedChunk
 from core.text import capitalised_names, content_stems, stem, words
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from itertools import groupby
 from typing import Final
 
-from core.application.checks import Anchor
-from core.application.statements import Statement, list_items, split_statements
+from core.application.guard.checks import Anchor
+from core.application.language.statements import Statement, list_items, split_statements
 from core.domain import Claim
 
 BULLET: Final = "•"

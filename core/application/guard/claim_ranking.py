@@ -2,7 +2,7 @@
 the best answer to *this* question.
 
 A true sentence of the right section that answers another question passes every support rule: its quote states
-it word for word. The ranker (`core.application.answerability`) has already ordered every candidate statement
+it word for word. The ranker (`core.application.answerability.model`) has already ordered every candidate statement
 of the question by how well it answers; an answer whose every claim quotes statements ranked far below the best
 candidate answers something else. One claim near the best is enough: the second half of an answer that combines
 two statements ranks lower, and it is still checked by every support rule. The check applies where a model chose
@@ -15,8 +15,8 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
-from core.application.answerability import Assessment
-from core.application.checks import Anchor
+from core.application.guard.checks import Anchor
+from core.application.ports import Assessment
 
 RANKED_FAR_BELOW: Final = "no claim's quote answers the question"
 """The start of the refusal's detail in the audit record."""

@@ -1,13 +1,13 @@
 """Fit the answerability model and report it on sets it did not see.
 
-    .venv/bin/python -m benchmarks.fit_answerability            # leave-one-set-out table, then the full fit
-    .venv/bin/python -m benchmarks.fit_answerability --write    # ... and write the shipped model file
-    .venv/bin/python -m benchmarks.fit_answerability --variants semantic+reader lexical+reader --write
+    .venv/bin/python -m training.fit_answerability            # leave-one-set-out table, then the full fit
+    .venv/bin/python -m training.fit_answerability --write    # ... and write the shipped model file
+    .venv/bin/python -m training.fit_answerability --variants semantic+reader lexical+reader --write
                                                # the reader's fits, with and without an embedder
-    .venv/bin/python -m benchmarks.fit_answerability --variants semantic+matcher --write
+    .venv/bin/python -m training.fit_answerability --variants semantic+matcher --write
                                                # the question matcher's fit (`SOURCED_MATCHER=bundled`)
 
-Two stages, both linear over standardised features (`core.application.answerability`):
+Two stages, both linear over standardised features (`core.application.answerability.model`):
 - the ranker orders a question's candidate statements: a conditional logit (softmax over the candidates)
   fitted to put a statement that states the answer (one of the case's `must_include` items, in a support
   section) first;
@@ -26,7 +26,7 @@ on the other sets; the shipped fit (all sets) is reported beside, marked as fitt
 no fit ever learns from (`dev3`, `real`: `held_out_sets`).
 
 A refit written over a variant drops the margin of the guard's ranking check fitted on its old ranker
-(`claim_rank_margin`): run `benchmarks/fit_claim_ranking.py --variant V --write` after it.
+(`claim_rank_margin`): run `training/fit_claim_ranking.py --variant V --write` after it.
 
 `semantic+matcher` reads the semantic features with the question matcher (`training/question_matcher.py`), which
 was trained on the annotated questions: each annotated half is read by the matcher trained without it
@@ -53,12 +53,12 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from benchmarks.answerability_data import EvalSet, Row, collect, held_out_sets, known_sets, opened
-from core.application.answerability import EVIDENCE_AGAINST, MODEL_FILE, UNSIGNED_FEATURES, AnswerabilityModel
+from core.application.answerability.model import EVIDENCE_AGAINST, MODEL_FILE, UNSIGNED_FEATURES, AnswerabilityModel
 from core.eval.cases import load_cases
 from core.eval.report import metrics
 from core.eval.runner import EvalSession
 from core.retrieval.matcher import MATCHER_FILE
+from training.answerability_data import EvalSet, Row, collect, held_out_sets, known_sets, opened
 from training.reader.folds import fold_model
 
 TARGET_FALSE_ANSWER: Final = 0.05
@@ -253,7 +253,7 @@ def measured(session: EvalSession, eval_set: EvalSet, model: dict[str, Any]) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--write", action="store_true", help=f"write core/application/{MODEL_FILE}")
+    parser.add_argument("--write", action="store_true", help=f"write core/application/answerability/{MODEL_FILE}")
     parser.add_argument("--variants", nargs="+", default=["semantic", "lexical"],
                         choices=["semantic", "lexical", "semantic+matcher", "semantic+reader", "lexical+reader"])
     parser.add_argument("--readers", type=Path, default=Path("build/reader"),
@@ -265,7 +265,7 @@ def main() -> None:
     parser.add_argument("--wrong-target", type=float, default=TARGET_WRONG_ANSWER,
                         help="the wrong-answer rate the threshold is chosen for (default %(default)s)")
     args = parser.parse_args()
-    path = Path(__file__).resolve().parents[1] / "core" / "application" / MODEL_FILE
+    path = Path(__file__).resolve().parents[1] / "core" / "application" / "answerability" / MODEL_FILE
     for variant in args.variants:
         embedder = "minilm" if variant.startswith("semantic") else "none"
         sets = fit_sets(variant, args.matchers, writing=args.write)
@@ -293,13 +293,13 @@ def main() -> None:
                             if "+reader" in variant else None, matching=matching) as session:
                     _print_row(held.name, model["threshold"], measured(session, held, model))
         print("(* fitted on this set too: not a held-out figure; dev3 and real: never fitted on)")
-        model["fitted_by"] = "python -m benchmarks.fit_answerability " + shlex.join(sys.argv[1:])
+        model["fitted_by"] = "python -m training.fit_answerability " + shlex.join(sys.argv[1:])
         shipped: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))["models"]  # as it is now: another
         shipped[variant] = model  # run may have written its own variants meanwhile
         _print_weights(model)
         if args.write:  # each variant as it is fitted: a later one failing loses nothing
             path.write_text(json.dumps({
-                "fitted_by": "python -m benchmarks.fit_answerability --write",
+                "fitted_by": "python -m training.fit_answerability --write",
                 "data": versions, "target_false_answer": args.target, "target_wrong_answer": args.wrong_target,
                 "models": shipped,
             }, indent=1) + "\n", encoding="utf-8")

@@ -10,7 +10,7 @@ may see, so the buttons never name a document the asker could not open.
 from collections.abc import Sequence
 from typing import Final
 
-from core.application.shape import Shape
+from core.application.language.shape import Shape
 from core.domain import ClarifyOption, RetrievedChunk
 from core.text import content_stems
 

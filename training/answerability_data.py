@@ -1,7 +1,7 @@
 """Labelled (question, statement) pairs for fitting the answerability score, built from evaluation sets.
 
 For every case, the question is retrieved exactly as the pipeline retrieves it (as its asker, scoped to the
-asker's audience), and every candidate statement gets its features (`core.application.answerability`).
+asker's audience), and every candidate statement gets its features (`core.application.answerability.model`).
 Labels:
 - answer cases: a statement of a `support` section that contains one of the `must_include` items is a
   positive; a statement outside every support section is a negative; other statements of a support section
@@ -18,16 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from core.application.answerability import (
+from core.application.answerability.model import (
     QuestionProfile,
     as_meant,
     candidate_statements,
     featurise,
     shipped_model,
 )
+from core.application.language.statements import Statement
 from core.application.orchestrator import Question
 from core.application.routing import KnownGap
-from core.application.statements import Statement
 from core.config import SourcedConfig, load_config, load_known_gaps
 from core.domain import Audience
 from core.eval.cases import Case, load_cases

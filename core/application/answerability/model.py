@@ -5,9 +5,9 @@ chunk, heading path and retrieval rank): the asked-for kind of value and whether
 coverage of the question's words weighted by how rare they are among the candidates (so the word that narrows
 the question, "Singapore", "staging", "weekend", weighs most), whether the names and numbers the question uses
 stand in the statement's chunk, a modifier of the question's subject replaced by another, semantic similarity
-and the retrieval evidence. A logistic model, fitted by `benchmarks/fit_answerability.py` on labelled
+and the retrieval evidence. A logistic model, fitted by `training/fit_answerability.py` on labelled
 (question, statement) pairs of several knowledge bases and committed with its data version
-(`answerability_model.json`), turns them into the probability that the statement answers. The question is
+(`model.json` beside this module), turns them into the probability that the statement answers. The question is
 answerable when the best probability reaches the model's threshold, chosen for a target false-answer rate.
 """
 
@@ -21,7 +21,7 @@ from importlib import resources
 from itertools import pairwise
 from typing import Any, Final
 
-from core.application.answer_types import (
+from core.application.language.answer_types import (
     AnswerType,
     asked_category,
     asks_money,
@@ -31,9 +31,9 @@ from core.application.answer_types import (
     has_quantity,
     states_money,
 )
-from core.application.facts import Quantity, held_by_bounds, quantities
-from core.application.ports import Embedder, Reader, ReadPassage
-from core.application.statements import Statement, statements_of
+from core.application.language.facts import Quantity, held_by_bounds, quantities
+from core.application.language.statements import Statement, statements_of
+from core.application.ports import Assessment, Candidate, Embedder, Reader, ReadPassage
 from core.domain import RetrievedChunk
 from core.spelling import english_words, letter_words, respelt
 from core.text import STOPWORDS, capitalised_names, content_stems, numbers, stem, words
@@ -58,7 +58,7 @@ dev2 48 of 48, examples 22 of 22 and squad2 359 of 364 (16: 36, 48, 22, 359). Th
 statements read, one pair at a time, and is the largest part of `ask` with a reader: at 16, its p95 was 89-91 ms
 at 20k chunks (`sourced bench`), over the 80 ms budget."""
 READER_LOGIT_LIMIT: Final = 8.0
-MODEL_FILE: Final = "answerability_model.json"
+MODEL_FILE: Final = "model.json"
 SOLE_CANDIDATE_MARGIN: Final = 1.0
 """The lead of a question's only candidate: clear, but no clearer than a typical first over second."""
 
@@ -81,44 +81,6 @@ class EmbedderFailed(RuntimeError):
 
 class ReaderFailed(RuntimeError):
     """The reader failed while the candidates were read."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Candidate:
-    """A statement with its features, its ranking score among the question's candidates, and the fitted
-    probability that it answers the question."""
-
-    statement: Statement
-    features: Mapping[str, float]
-    rank_score: float
-    probability: float
-
-
-@dataclass(frozen=True, kw_only=True)
-class Assessment:
-    """The candidates of one question, best first, and the decision."""
-
-    candidates: tuple[Candidate, ...]
-    threshold: float
-    model_version: str
-    claim_rank_margin: float | None = None
-    """The model's margin for the guard's ranking check (`core.application.claim_ranking`); None: not checked."""
-    set_aside_from: int | None = None
-    """Where the candidates a follow-up's reading set aside begin (`new_words_first`); None: none were."""
-    explanation: tuple[tuple[str, float], ...] = ()
-    """The best candidate's strongest features: (name, contribution to the log-odds), largest first."""
-
-    @property
-    def best(self) -> Candidate | None:
-        return self.candidates[0] if self.candidates else None
-
-    @property
-    def score(self) -> float:
-        return self.candidates[0].probability if self.candidates else 0.0
-
-    @property
-    def answerable(self) -> bool:
-        return self.score >= self.threshold
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -154,7 +116,7 @@ class AnswerabilityModel:
     version: str
     claim_rank_margin: float | None = None
     """How far below the best candidate, in this ranker's log-odds, a model's quote may rank and still answer
-    (`benchmarks/fit_claim_ranking.py`). A margin means something only on the ranker it was fitted on: a model
+    (`training/fit_claim_ranking.py`). A margin means something only on the ranker it was fitted on: a model
     without one (the reader's rankers, a refit not yet measured) is not checked."""
 
     def probability(self, features: Mapping[str, float]) -> float:
@@ -172,7 +134,7 @@ class AnswerabilityModel:
 def shipped_models() -> dict[str, AnswerabilityModel]:
     """The committed fit: one model per set of features available (an embedder configured or not, a reader
     configured or not)."""
-    text = resources.files("core.application").joinpath(MODEL_FILE).read_text(encoding="utf-8")
+    text = resources.files("core.application.answerability").joinpath(MODEL_FILE).read_text(encoding="utf-8")
     return {variant: AnswerabilityModel.from_dict(data) for variant, data in json.loads(text)["models"].items()}
 
 

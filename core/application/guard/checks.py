@@ -31,11 +31,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Final, Protocol
 
-from core.application import facts
-from core.application.envelope import Envelope, EnvelopeClaim
-from core.application.instructions import addressed_to_assistants
-from core.application.ports import Embedder
-from core.application.quote_context import (
+from core.application.guard.envelope import Envelope, EnvelopeClaim
+from core.application.language import facts
+from core.application.language.instructions import addressed_to_assistants
+from core.application.language.quote_context import (
     FIRST_PERSON,
     NOT_ASKED,
     Asking,
@@ -44,7 +43,7 @@ from core.application.quote_context import (
     quote_context,
     unled_items,
 )
-from core.application.quotes import (
+from core.application.language.quotes import (
     MAX_STATEMENTS,
     Span,
     Statement,
@@ -56,6 +55,7 @@ from core.application.quotes import (
     statements,
     windows,
 )
+from core.application.ports import Embedder
 from core.documents.reading import read_with
 from core.domain import CitationTier, RetrievedChunk
 from core.text import STOPWORDS, capitalised_names, content_stems, stem, words

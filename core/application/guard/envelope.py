@@ -6,7 +6,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from core.application.markers import without_markers
+from core.application.language.markers import without_markers
 
 
 class EnvelopeClaim(BaseModel):

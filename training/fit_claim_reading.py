@@ -1,7 +1,7 @@
-"""Fit the floor of the guard's claim reading (`core.application.claim_reading.CLAIM_READING_FLOOR`) on the
+"""Fit the floor of the guard's claim reading (`core.application.guard.claim_reading.CLAIM_READING_FLOOR`) on the
 fabrication benchmark, and report it on sets it did not see.
 
-    .venv/bin/python -m benchmarks.fit_claim_reading                  # readers of build/reader, every set
+    .venv/bin/python -m training.fit_claim_reading                  # readers of build/reader, every set
 
 Every set's fabrication benchmark runs once, with the fold's reader that was never trained on that set
 (`training/reader/folds.py`), recording for each trial the reader's probability per claim. A trial that passed
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from benchmarks.answerability_data import EvalSet, fabrication_trials, held_out_sets, known_sets
 from core.eval.fabrication_bench import Trial, right_share
+from training.answerability_data import EvalSet, fabrication_trials, held_out_sets, known_sets
 from training.reader.folds import fold_model
 
 KEEP: Final = 0.95

@@ -2,7 +2,7 @@
 #   make run    create .venv, install, ingest the example handbook into its own sourced-demo.db (never your
 #               sourced.db), answer example questions (starts the Slack bot instead when both Slack tokens are in
 #               the environment or .env; names the missing one when only one is)
-#   make check  create .venv, install with dev tools, run ruff, mypy (strict on core/) and the tests, then the
+#   make check  create .venv, install with dev tools, run ruff, mypy (strict on core/ and bot/) and the tests, then the
 #               pip path: the built wheel installed into a fresh venv answers outside the clone (.ci/pip-path)
 PYTHON ?= python3
 VENV := .venv

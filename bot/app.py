@@ -157,8 +157,8 @@ def _unreadable_payloads(secret: str | None) -> Callable[[Exception, BoltRequest
 
 def _signed(verifier: SignatureVerifier, request: BoltRequest) -> bool:
     def header(name: str) -> str | None:
-        values = request.headers.get(name) or [None]
-        return values[0]
+        values = request.headers.get(name)
+        return values[0] if values else None
 
     try:
         return verifier.is_valid(body=request.raw_body, timestamp=header("x-slack-request-timestamp"),

@@ -143,7 +143,8 @@ def by_listener(routes: Mapping[int, "WSGIApplication"], default: "WSGIApplicati
     def application(environ: "WSGIEnvironment", start_response: "StartResponse") -> Iterable[bytes]:
         connection = environ.get("gunicorn.socket")
         port = connection.getsockname()[1] if connection is not None else None
-        chosen: Iterable[bytes] = routes.get(port, default)(environ, start_response)
+        chosen: Iterable[bytes] = (routes.get(port, default) if isinstance(port, int) else default)(
+            environ, start_response)
         return chosen
 
     return application

@@ -94,7 +94,7 @@ class Replies:
         key = sourced.settings.user_hash_key
         self._user_hash_key = key.get_secret_value().encode() if key else None
 
-    def submit(self, job: str, work: Callable[[], None], *, respond: Respond | None = None) -> None:
+    def submit(self, job: str, work: Callable[[], object], *, respond: Respond | None = None) -> None:
         """Hand work to the reply pool; the listener returns, and Slack gets its acknowledgement.
 
         If the work fails (Slack or the database down), the person is told so through `respond`."""

@@ -45,6 +45,7 @@ from core.storage.corpus import SqlCorpus
 from core.storage.database import make_engine, migrate
 from core.storage.postgres import prepare_vectors
 from core.storage.repositories import ConversationTurns, FeedbackLog, PendingClarifications, ProcessedEvents
+from core.storage.tables import ChunkRow, count_rows
 
 log = logging.getLogger(__name__)
 
@@ -215,6 +216,11 @@ def build_index(engine: Engine, embedder: Embedder | None) -> Index:
             prepare_vectors(engine)
         return PostgresIndex(engine, embedder)
     return HybridIndex(engine, embedder) if embedder is not None else SqliteIndex(engine)
+
+
+def indexed_chunks(engine: Engine) -> int:
+    """How many chunks the database's index holds, whatever index reads it."""
+    return count_rows(engine, ChunkRow)
 
 
 def bootstrap(

@@ -220,8 +220,8 @@ def instructions(patient: Patient) -> Check | None:
     if not found:
         return ok("instructions", "no text addressed to AI assistants", lines=0)
     documents = len({doc_id for doc_id, _ in found})
-    lines = f"{len(found)} {'line' if len(found) == 1 else 'lines'}"
-    return ok("instructions", f"{lines} addressed to AI assistants in {documents} "
+    counted = f"{len(found)} {'line' if len(found) == 1 else 'lines'}"
+    return ok("instructions", f"{counted} addressed to AI assistants in {documents} "
               f"{'document' if documents == 1 else 'documents'} "
               "(indexed as content, never quoted; `sourced ingest` lists them)", lines=len(found))
 

@@ -107,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
         measured = _fabrications(args, recordings).metrics()
     else:
         report, ingest_errors = _evaluate(args) if recordings is None else _replay(args, recordings)
-        for error in ingest_errors:
-            print(f"warning: not ingested: {error}", file=sys.stderr)
+        for failure in ingest_errors:
+            print(f"warning: not ingested: {failure}", file=sys.stderr)
         if args.json:
             print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
         else:

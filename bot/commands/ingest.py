@@ -47,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
     except IngestBusy as error:
         print(f"sourced ingest: {error}", file=sys.stderr)
         return 1
-    for error in report.errors:
-        print(f"error: {error.path}: {error.reason}", file=sys.stderr)
+    for failure in report.errors:
+        print(f"error: {failure.path}: {failure.reason}", file=sys.stderr)
     for line in report.instructions:
         print(f"warning: {line}", file=sys.stderr)
     for warning in report.warnings:

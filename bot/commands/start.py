@@ -9,7 +9,7 @@ from typing import Any
 from bot.commands import demo, serve
 from bot.commands.common import DEMO_DATABASE, EXAMPLES, demo_application
 from bot.settings import SlackSettingsError, load_slack_settings
-from core.bootstrap import build_index
+from core.bootstrap import indexed_chunks
 from core.config import Settings, config_path
 from core.storage import make_engine, migrate
 
@@ -57,7 +57,7 @@ def first_run_args() -> argparse.Namespace:
     engine = make_engine(Settings().database_url)
     try:
         migrate(engine)
-        empty = build_index(engine, None).chunk_count() == 0
+        empty = indexed_chunks(engine) == 0
     finally:
         engine.dispose()
     if not empty:

@@ -45,8 +45,8 @@ def run(args: argparse.Namespace) -> int:
         except IngestBusy as error:
             print(f"sourced sync: {error}", file=sys.stderr)
             return 1
-        for error in report.errors:
-            print(f"warning: {error.path}: {error.reason}", file=sys.stderr)
+        for failure in report.errors:
+            print(f"warning: {failure.path}: {failure.reason}", file=sys.stderr)
         print(report.summary())
         failed = failed or not report.ok
     return 1 if failed else 0

@@ -84,11 +84,12 @@ def clicked_place(body: dict[str, Any]) -> Place:
     message = _object(body.get("message"))
     channel = _object(body.get("channel"))
     shown = message.get("blocks")
+    text = message.get("text")
     return Place(channel_id=_id(channel.get("id")) or _id(container.get("channel_id")),
                  message_ts=_id(container.get("message_ts")) or _id(message.get("ts")),
                  is_ephemeral=container.get("is_ephemeral") is True,
                  blocks=tuple(block for block in shown if isinstance(block, dict)) if isinstance(shown, list) else (),
-                 text=message.get("text") if isinstance(message.get("text"), str) else "")
+                 text=text if isinstance(text, str) else "")
 
 
 def _object(value: object) -> dict[str, Any]:

@@ -80,6 +80,10 @@ class RecordingModel:
     def prompt_version(self) -> str:
         return self._model.prompt_version
 
+    @property
+    def quotes_the_ranking(self) -> bool:
+        return self._model.quotes_the_ranking
+
     def generate(self, request: GenerationRequest) -> str:
         started = time.perf_counter()
         output = self._model.generate(request)
@@ -101,6 +105,10 @@ class ReplayModel:
     @property
     def prompt_version(self) -> str:
         return self._recorded.prompt_version
+
+    @property
+    def quotes_the_ranking(self) -> bool:
+        return self._recorded.quotes_the_ranking
 
     def generate(self, request: GenerationRequest) -> str:
         return self._recorded.outputs[request.question]

@@ -11,10 +11,8 @@ from sqlalchemy.exc import OperationalError
 from bot.commands import ask, audit, bench, demo, doctor, feedback, ingest, serve, start, sync
 from bot.commands import eval as eval_command
 from core.config import ConfigError
-from core.llm.reader import ReaderUnavailable
+from core.domain import OperatorError
 from core.log_privacy import quiet_libraries
-from core.retrieval.embeddings import EmbedderUnavailable
-from core.storage.postgres import PgvectorMissing
 
 DESCRIPTION = ("Sourced answers questions from your company's documents: every answer cites a source it checked, "
                "and when it cannot answer it says so and who can help. Start with `sourced demo`, or "
@@ -47,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as error:
         print(f"sourced: configuration error: {error}", file=sys.stderr)
         return 2
-    except (PgvectorMissing, EmbedderUnavailable, ReaderUnavailable) as error:  # each says what to install or set
+    except OperatorError as error:  # each says what to install, set or free, in one line
         print(f"sourced: {error}", file=sys.stderr)
         return 2
     except OperationalError as error:  # unreachable, locked past its busy timeout, out of disk: one line

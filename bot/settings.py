@@ -6,10 +6,12 @@ from typing import Final
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from core.domain.errors import OperatorError
+
 SLACK_API_URL: Final = "https://slack.com/api/"
 
 
-class SlackSettingsError(ValueError):
+class SlackSettingsError(OperatorError, ValueError):
     """A Slack setting is missing or malformed; the message is one line naming the variable."""
 
 

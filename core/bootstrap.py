@@ -4,6 +4,7 @@ import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
@@ -12,7 +13,7 @@ from core.application.answerability.model import AnswerabilityModel, shipped_mod
 from core.application.catalog import ActivityLog, Catalog
 from core.application.conversation import Conversations
 from core.application.guard.checks import ClaimSupport, claim_support
-from core.application.orchestrator import AnswerabilityGate, Orchestrator, RetrievalPolicy
+from core.application.orchestrator import AnswerabilityGate, AnswerPolicy, Orchestrator
 from core.application.ports import (
     AnswerModel,
     AuditSink,
@@ -21,6 +22,7 @@ from core.application.ports import (
     FollowUps,
     Index,
     Metrics,
+    ModelEndpoint,
     Reader,
     Rewriter,
     Verifier,
@@ -29,6 +31,7 @@ from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
 from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config, parse_duration
 from core.connectors.sync import Syncer
+from core.llm.breaker import CircuitBreaker
 from core.llm.extractive import ExtractiveModel
 from core.llm.reader import OnnxReader, bundled_reader
 from core.observability import PrometheusMetrics, SystemClock
@@ -46,6 +49,11 @@ from core.storage.database import make_engine, migrate
 from core.storage.postgres import prepare_vectors
 from core.storage.repositories import ConversationTurns, FeedbackLog, PendingClarifications, ProcessedEvents
 from core.storage.tables import ChunkRow, count_rows
+
+if TYPE_CHECKING:  # imported where they are built: the `openai` client takes seconds to import
+    from core.llm.llama_cpp import LlamaCppModel
+    from core.llm.openai_compat import OpenAICompatModel
+    from core.retrieval.openai_embeddings import OpenAIEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -74,10 +82,7 @@ def choose_embedder(kind: str, settings: Settings | None = None) -> EmbedderChoi
     if kind == "none":
         return EmbedderChoice(embedder=None, reason="SOURCED_EMBEDDER=none")
     if kind == "openai":
-        # Imported here: the `openai` client takes seconds to import, and the default embedder never needs it.
-        from core.retrieval import openai_embeddings  # noqa: PLC0415
-
-        remote = openai_embeddings.from_settings(settings or Settings())
+        remote = openai_embedder(settings or Settings())
         return EmbedderChoice(embedder=CachedEmbedder(remote), reason="SOURCED_EMBEDDER=openai")
     try:
         minilm = CachedEmbedder(MiniLmEmbedder())
@@ -159,14 +164,58 @@ def build_model(settings: Settings, matcher: Embedder | None = None, reader: Rea
     matcher, reader and fit given). A missing setting is a ConfigError, which the CLI prints as one line."""
     # Imported here: the `openai` client takes seconds to import, and the default model never needs it.
     if settings.model == "openai":
-        from core.llm import openai_compat  # noqa: PLC0415
-
-        return openai_compat.from_settings(settings)
+        return openai_model(settings)
     if settings.model == "llama-cpp":
-        from core.llm import llama_cpp  # noqa: PLC0415
-
-        return llama_cpp.from_settings(settings)
+        return llama_cpp_model(settings)
     return ExtractiveModel(matcher=matcher, reader=reader, answerability=answerability)
+
+
+def openai_model(settings: Settings) -> "OpenAICompatModel":
+    """`SOURCED_MODEL=openai`: base URL and model name are required; the key is optional for local servers."""
+    from core.llm.openai_compat import OpenAICompatModel  # noqa: PLC0415  # the `openai` client is slow to import
+
+    base_url, model = settings.model_base_url, settings.model_name
+    if not base_url or not model:
+        required = (("SOURCED_MODEL_BASE_URL", base_url), ("SOURCED_MODEL_NAME", model))
+        missing = [name for name, value in required if not value]
+        raise ConfigError(f"SOURCED_MODEL=openai needs {' and '.join(missing)} in the environment")
+    return OpenAICompatModel(base_url=base_url, model=model, api_key=settings.model_api_key,
+                             timeout_s=settings.model_timeout_s, deadline_s=settings.model_deadline_s,
+                             breaker=breaker(f"model {model} at {base_url}", settings))
+
+
+def llama_cpp_model(settings: Settings) -> "LlamaCppModel":
+    """`SOURCED_MODEL=llama-cpp`: `SOURCED_MODEL_PATH` names the GGUF file."""
+    from core.llm.llama_cpp import LlamaCppModel, LocalModelError, LocalServerOptions  # noqa: PLC0415
+
+    if settings.model_path is None:
+        raise ConfigError("SOURCED_MODEL=llama-cpp needs SOURCED_MODEL_PATH (a .gguf file) in the environment")
+    try:
+        options = LocalServerOptions(request_timeout_s=settings.model_timeout_s)
+        return LlamaCppModel(settings.model_path, options=options)
+    except LocalModelError as error:
+        raise ConfigError(str(error)) from error
+
+
+def openai_embedder(settings: Settings) -> "OpenAIEmbedder":
+    """`SOURCED_EMBEDDER=openai`: base URL and model are required; the key is optional for local servers and is
+    never taken from `SOURCED_MODEL_API_KEY`, which belongs to whichever server the model is on."""
+    from core.retrieval.openai_embeddings import OpenAIEmbedder  # noqa: PLC0415  # the `openai` client is slow
+
+    base_url, model = settings.embedding_base_url, settings.embedding_model
+    if not base_url or not model:
+        required = (("SOURCED_EMBEDDING_BASE_URL", base_url), ("SOURCED_EMBEDDING_MODEL", model))
+        missing = [name for name, value in required if not value]
+        raise ConfigError(f"SOURCED_EMBEDDER=openai needs {' and '.join(missing)} in the environment")
+    return OpenAIEmbedder(base_url=base_url, model=model, api_key=settings.embedding_api_key,
+                          dim=settings.embedding_dim, timeout_s=settings.embedding_timeout_s,
+                          deadline_s=settings.embedding_deadline_s,
+                          breaker=breaker(f"embeddings {model} at {base_url}", settings))
+
+
+def breaker(endpoint: str, settings: Settings) -> CircuitBreaker:
+    """One circuit breaker per remote endpoint, with the operator's bounds."""
+    return CircuitBreaker(name=endpoint, failures=settings.breaker_failures, cool_down_s=settings.breaker_cool_down_s)
 
 
 def build_verifier(settings: Settings, model: AnswerModel) -> Verifier | None:
@@ -174,11 +223,9 @@ def build_verifier(settings: Settings, model: AnswerModel) -> Verifier | None:
     model has no opinion to give, so the setting needs an LLM."""
     if settings.verifier == "off":
         return None
-    verifier = getattr(model, "verifier", None)
-    if verifier is None:
+    if not isinstance(model, ModelEndpoint):
         raise ConfigError("SOURCED_VERIFIER=model needs an LLM: set SOURCED_MODEL=openai or llama-cpp")
-    built: Verifier = verifier()
-    return built
+    return model.verifier()
 
 
 def build_followups(settings: Settings, model: AnswerModel) -> FollowUps:
@@ -186,12 +233,10 @@ def build_followups(settings: Settings, model: AnswerModel) -> FollowUps:
     OpenAI-compatible endpoint of its own), else the deterministic offline rewrite."""
     if settings.followups == "offline":
         return OfflineFollowUps()
-    rewriter = getattr(model, "rewriter", None)
+    rewriter = model.rewriter if isinstance(model, ModelEndpoint) else None
     if rewriter is None and settings.followups == "model":
-        from core.llm import openai_compat  # noqa: PLC0415  # the `openai` client is slow to import
-
         try:
-            rewriter = openai_compat.from_settings(settings).rewriter
+            rewriter = openai_model(settings).rewriter
         except ConfigError as error:
             raise ConfigError(str(error).replace("SOURCED_MODEL=openai", "SOURCED_FOLLOWUPS=model")) from None
     if rewriter is None:
@@ -205,7 +250,16 @@ def answerability_gate(settings: Settings, model: AnswerModel) -> AnswerabilityG
     decision, and after it for a generative model: the strongest reader decides, the guard checks its claims."""
     if settings.answerability_gate is not None:
         return settings.answerability_gate
-    return "before_model" if isinstance(model, ExtractiveModel) else "after_model"
+    return "before_model" if model.quotes_the_ranking else "after_model"
+
+
+def answer_policy(settings: Settings, config: SourcedConfig, model: AnswerModel) -> AnswerPolicy:
+    """The operator's answering decisions, from the environment and sourced.yml, as one value."""
+    key = settings.user_hash_key
+    return AnswerPolicy(answerability_gate=answerability_gate(settings, model),
+                        unverified_claims=config.unverified_claims, organisation=tuple(config.organisation),
+                        stale_after_days=config.stale_after_days, audit_mode=settings.audit_mode,
+                        user_hash_key=key.get_secret_value().encode() if key else None)
 
 
 def build_index(engine: Engine, embedder: Embedder | None) -> Index:
@@ -233,7 +287,6 @@ def bootstrap(
     audit: AuditSink | None = None,
     clock: Clock | None = None,
     metrics: Metrics | None = None,
-    policy: RetrievalPolicy | None = None,
     progress: bool = True,
     embedder: Embedder | None = None,
     reader: Reader | None = None,
@@ -267,20 +320,13 @@ def bootstrap(
         metrics=metrics or PrometheusMetrics(),
         router=OwnerRouter(known_gaps=config.gaps() if known_gaps is None else known_gaps,
                            default_owner=config.default_owner),
-        policy=policy,
-        audit_mode=settings.audit_mode,
-        user_hash_key=settings.user_hash_key.get_secret_value().encode() if settings.user_hash_key else None,
+        policy=answer_policy(settings, config, model),
         embedder=embedder,
         matcher=matcher,
         answerability=answerability,
         reader=reader,
         verifier=verifier or build_verifier(settings, model),
         support=support,
-        answerability_gate=answerability_gate(settings, model),
-        quotes_the_ranking=isinstance(model, ExtractiveModel),
-        stale_after_days=config.stale_after_days,
-        unverified_claims=config.unverified_claims,
-        organisation=tuple(config.organisation),
         corpus=SqlCorpus(engine),
         followups=followups,
     )

@@ -15,6 +15,7 @@ from core.application.risk import DEFAULT_HIGH, DEFAULT_MEDIUM
 from core.application.routing import KnownGap
 from core.documents.sources import URL_FIELDS, SourceRule
 from core.domain import EVERYONE
+from core.domain.errors import OperatorError
 
 ModelKind = Literal["extractive", "openai", "llama-cpp"]
 VerifierKind = Literal["off", "model"]
@@ -298,7 +299,7 @@ class SourcedConfig(BaseModel):
         return tuple(entry.to_rule() for entry in self.sources)
 
 
-class ConfigError(ValueError):
+class ConfigError(OperatorError, ValueError):
     """`sourced.yml` (or a known-gaps file) cannot be read; the message names the file and the problem."""
 
 

@@ -5,7 +5,7 @@ import logging
 import math
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
 from core.application import refusals
@@ -145,6 +145,22 @@ class RetrievalPolicy:
     statement answers, for the audit to record `not_permitted` (the reply is the same either way)."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class AnswerPolicy:
+    """What the operator decides about answering, in one value: retrieval's depth and floors, where the
+    answerability assessment stands, what an unverified claim does, how the audit is kept."""
+
+    retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
+    answerability_gate: AnswerabilityGate = "before_model"
+    unverified_claims: UnverifiedClaims = "drop"
+    organisation: tuple[str, ...] = ()
+    """Who the documents' "we" is (sourced.yml's `organisation`): a claim may name it in its place."""
+    stale_after_days: int = STALE_AFTER_DAYS
+    audit_mode: AuditMode = "best_effort"
+    user_hash_key: bytes | None = field(default=None, repr=False)
+    """The key user ids are hashed with in the audit record (`SOURCED_USER_HASH_KEY`); None: not hashed."""
+
+
 @dataclass(kw_only=True)
 class Evidence:
     """What the pipeline saw on the way to its outcome: the audit record and the evaluation read it."""
@@ -181,9 +197,7 @@ class Orchestrator:
         clock: Clock,
         metrics: Metrics,
         router: OwnerRouter,
-        policy: RetrievalPolicy | None = None,
-        audit_mode: AuditMode = "best_effort",
-        user_hash_key: bytes | None = None,
+        policy: AnswerPolicy | None = None,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
         embedder: Embedder | None = None,
         matcher: Embedder | None = None,
@@ -191,12 +205,7 @@ class Orchestrator:
         reader: Reader | None = None,
         verifier: Verifier | None = None,
         support: ClaimSupport = claim_support,
-        answerability_gate: AnswerabilityGate = "before_model",
-        quotes_the_ranking: bool = False,
-        unverified_claims: UnverifiedClaims = "drop",
-        organisation: tuple[str, ...] = (),
         corpus: Corpus | None = None,
-        stale_after_days: int = STALE_AFTER_DAYS,
         followups: FollowUps | None = None,
     ) -> None:
         self._index = index
@@ -206,9 +215,7 @@ class Orchestrator:
         self._clock = clock
         self._metrics = metrics
         self._router = router
-        self._policy = policy or RetrievalPolicy()
-        self._audit_mode = audit_mode
-        self._user_hash_key = user_hash_key
+        self._policy = policy or AnswerPolicy()
         self._new_id = new_id
         self._embedder = embedder  # the guard's semantic claim check
         self._matcher = matcher or embedder  # the answerability model's semantic features
@@ -216,12 +223,7 @@ class Orchestrator:
         self._reader = reader
         self._verifier = verifier
         self._support = support
-        self._gate = answerability_gate
-        self._unverified_claims = unverified_claims
-        self._organisation = organisation  # who the documents' "we" is: a claim may name it in its place
         self._corpus = corpus
-        self._quotes_the_ranking = quotes_the_ranking  # the extractive model: its quote is the ranker's choice
-        self._stale_after_days = stale_after_days
         self._followups = followups or OfflineFollowUps()
 
     def with_answerability(self, model: AnswerabilityModel) -> "Orchestrator":
@@ -273,10 +275,10 @@ class Orchestrator:
         if options:
             return Clarify(text=refusals.AMBIGUOUS, options=options, risk=evidence.risk,
                            correlation_id=evidence.correlation_id)
-        assessment = None if self._gate == "off" else new_words_first(
+        assessment = None if self._policy.answerability_gate == "off" else new_words_first(
             evidence.reading, self._assess(question.text, candidates))
         evidence.assessment = assessment  # audited whoever decides
-        if self._gate == "before_model" and assessment is not None and not assessment.answerable:
+        if self._policy.answerability_gate == "before_model" and assessment is not None and not assessment.answerable:
             return self._not_stated(question, candidates, evidence)  # the gate decides before the model
 
         evidence.given_to_model, evidence.model_called = candidates, True  # 7. generate
@@ -344,13 +346,14 @@ class Orchestrator:
 
     def retrieve(self, text: str, audience: Audience, risk: RiskAssessment | None = None) -> list[RetrievedChunk]:
         """The chunks the audience may see that match at all, best first, superseded documents dropped."""
-        depth = self._policy.high_risk_depth if risk is not None and risk.is_high else self._policy.depth
+        retrieval = self._policy.retrieval
+        depth = retrieval.high_risk_depth if risk is not None and risk.is_high else retrieval.depth
         found = current_only(self._index.search(text, audience=audience, limit=depth))
-        return [chunk for chunk in found if chunk.score >= self._policy.weak_floor]
+        return [chunk for chunk in found if chunk.score >= retrieval.weak_floor]
 
     def _nothing_found(self, question: Question, evidence: Evidence) -> Refused:
         """Nothing the audience may see matches; the unscoped probe only names the true kind for the audit."""
-        hidden_match = self._index.best_unscoped_score(question.text) >= self._policy.floor
+        hidden_match = self._index.best_unscoped_score(question.text) >= self._policy.retrieval.floor
         return self._refuse("not_permitted" if hidden_match else "not_in_corpus", evidence,
                             shown_as="not_in_corpus", owner=self._owner(question, ()))
 
@@ -359,8 +362,8 @@ class Orchestrator:
         """Passages match, but none states the answer: the closest are shown, weak ones with a hint to name the
         document; the audit records `not_permitted` when a hidden document matches clearly better than them."""
         best = max(chunk.score for chunk in candidates)
-        shown: RefusalKind = "not_retrieved" if best < self._policy.floor else "not_in_corpus"
-        hidden_match = self._index.best_unscoped_score(question.text) > best + self._policy.hidden_margin
+        shown: RefusalKind = "not_retrieved" if best < self._policy.retrieval.floor else "not_in_corpus"
+        hidden_match = self._index.best_unscoped_score(question.text) > best + self._policy.retrieval.hidden_margin
         evidence.detail = why
         return self._refuse(
             "not_permitted" if hidden_match else shown, evidence, shown_as=shown,
@@ -443,7 +446,7 @@ class Orchestrator:
         updated = chunk.passage.updated
         age = None if updated is None else max(0, (self._clock.now().date() - updated).days)
         return Citation(n=n, passage=chunk.passage, content_hash=chunk.content_hash, tier=tier, age_days=age,
-                        stale=age is not None and age > self._stale_after_days)
+                        stale=age is not None and age > self._policy.stale_after_days)
 
     def _checked_answer(self, question: str, envelope: Envelope, usable: Sequence[RetrievedChunk],
                         evidence: Evidence, owner: str | None) -> Outcome:
@@ -460,7 +463,7 @@ class Orchestrator:
         for number, claim in enumerate(envelope.claims, start=1):
             support = self._support(claim, cited_chunks(claim, by_id), embedder=self._embedder, asking=asking)
             if isinstance(support, Unsupported):
-                if number == 1 or self._unverified_claims == "refuse":
+                if number == 1 or self._policy.unverified_claims == "refuse":
                     evidence.detail = f"claim {number}: {support.reason}"
                     return self._refuse("unsupported_claim", evidence, owner=owner)
                 dropped.append(f"dropped claim {number}: {support.reason}")
@@ -494,7 +497,7 @@ class Orchestrator:
         below the best answer (unless the model quotes the ranker's own choice), or the reader scores one below
         its floor. None when they answer, as far as the checks configured can tell."""
         assessment = evidence.assessment
-        if not self._quotes_the_ranking and assessment is not None:
+        if not self._model.quotes_the_ranking and assessment is not None:
             gaps = evidence.claim_rank_gaps = tuple(claim_rank_gaps(anchors, assessment))
             margin = assessment.claim_rank_margin
             if margin is not None and not rests_on_an_answer(gaps, margin):
@@ -536,10 +539,10 @@ class Orchestrator:
         except Exception:  # the corpus is an adapter over the database
             log.warning("the organisation's names could not be read; using the configured ones")
             found = frozenset()
-        return (*self._organisation, *sorted(found))
+        return (*self._policy.organisation, *sorted(found))
 
     def _owner(self, question: Question, permitted: Sequence[RetrievedChunk]) -> str | None:
-        return self._router.owner_for(question.text, permitted, floor=self._policy.floor)
+        return self._router.owner_for(question.text, permitted, floor=self._policy.retrieval.floor)
 
     def _refuse(self, kind: RefusalKind, evidence: Evidence, *, owner: str | None, text: str | None = None,
                 shown_as: RefusalKind | None = None) -> Refused:
@@ -553,7 +556,7 @@ class Orchestrator:
                        risk=evidence.risk, correlation_id=evidence.correlation_id, owner=owner, nearest=closest)
 
     def _closest(self, evidence: Evidence) -> tuple[Passage, ...]:
-        return tuple(chunk.passage for chunk in evidence.retrieved[: self._policy.nearest])
+        return tuple(chunk.passage for chunk in evidence.retrieved[: self._policy.retrieval.nearest])
 
     def _finish(self, question: Question, outcome: Outcome, evidence: Evidence, started: float) -> Outcome:
         """10. Re-check the invariant, audit, record metrics. In `required` mode no audit means no reply."""
@@ -565,7 +568,7 @@ class Orchestrator:
             self._audit.write(self._audit_record(question, outcome, evidence, seconds))
         except Exception:  # the sink is an adapter; any failure is handled by mode
             self._metrics.audit_write_failed()
-            if self._audit_mode == "required":
+            if self._policy.audit_mode == "required":
                 log.error("audit write failed in required mode; withholding reply (correlation %s)",
                           evidence.correlation_id)
                 outcome = Refused(kind="audit_unavailable", text=refusals.AUDIT_UNAVAILABLE,
@@ -586,7 +589,7 @@ class Orchestrator:
             at=self._clock.now(),
             workspace_id=question.workspace_id,
             channel_id=question.channel_id,
-            user_ref=user_reference(question.principal.user_id, self._user_hash_key),
+            user_ref=user_reference(question.principal.user_id, self._policy.user_hash_key),
             question_sha256=question_sha256(question.text),
             question_preview=question_preview(question.text),
             risk=evidence.risk.level if evidence.risk else None,

@@ -3,7 +3,7 @@
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from core.application.audit import AuditRecord
 from core.application.language.statements import Statement
@@ -92,9 +92,26 @@ class AnswerModel(Protocol):
     @property
     def prompt_version(self) -> str: ...
 
+    @property
+    def quotes_the_ranking(self) -> bool:
+        """True when the answer is the answerability assessment's own choice of statements (the offline
+        extractive model): the assessment then decides before the model is asked, and the guard checks the quotes
+        against that ranking. False for a model that reads the passages itself."""
+        ...
+
     def generate(self, request: GenerationRequest) -> str:
         """The raw envelope text. Raise on failure; the orchestrator turns any error into a refusal."""
         ...
+
+
+@runtime_checkable
+class ModelEndpoint(Protocol):
+    """What a generative model's endpoint can also be asked: a second opinion on an answer, and the rewrite of
+    a follow-up. Models without an endpoint (the extractive one) do not have these."""
+
+    def verifier(self) -> "Verifier": ...
+
+    def rewriter(self) -> "Rewriter": ...
 
 
 @dataclass(frozen=True, kw_only=True)

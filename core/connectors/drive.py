@@ -28,6 +28,7 @@ from datetime import date, datetime
 from typing import Any, Final
 
 from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef, ItemUnreadable
+from core.domain.errors import SourceError
 
 SCOPES: Final = ("https://www.googleapis.com/auth/drive.readonly",
                  "https://www.googleapis.com/auth/admin.directory.group.member.readonly")
@@ -269,7 +270,7 @@ def _http_error(error: Any) -> ConnectorError:
     return ConnectorError(f"Google Drive: HTTP {status} (after retries)")
 
 
-class _NotFound(Exception):
+class _NotFound(SourceError):
     """A file or group that is gone, or that the account may not read."""
 
 

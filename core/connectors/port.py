@@ -16,9 +16,10 @@ from typing import Protocol
 
 from core.documents.model import Document
 from core.domain import EVERYONE, domain_principal, group_principal, user_principal
+from core.domain.errors import SourceError
 
 
-class ConnectorError(RuntimeError):
+class ConnectorError(SourceError, RuntimeError):
     """The source could not be read (unreachable, refused the credentials, failed after the retries). The message
     is one line an operator can act on, and never holds a secret."""
 

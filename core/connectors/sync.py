@@ -42,6 +42,7 @@ from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColum
 from core.connectors.convert import document_id, to_source_document
 from core.connectors.port import Connector, ConnectorError, ItemRef, ItemUnreadable
 from core.documents.limits import Unreadable
+from core.domain.errors import SourceError
 from core.retrieval.ingest import Ingestor, StoredItem, Writer
 from core.retrieval.knowledge_base import LoadError
 from core.storage.connectors import SqlConnectorState
@@ -328,7 +329,7 @@ class _Run:
             yield lambda: progress.advance(task)
 
 
-class _NotStored(Exception):
+class _NotStored(SourceError):
     """The index refused an item's document (the writer's `LoadError`)."""
 
 

@@ -8,6 +8,8 @@ import zipfile
 from pathlib import Path
 from typing import Final
 
+from core.domain.errors import SourceError
+
 MAX_UNPACKED_BYTES: Final = 200_000_000
 """What an Office file (a zip) may unpack to in all: a 300-page report with its images is tens of megabytes."""
 MAX_PACKING_RATIO: Final = 200
@@ -17,7 +19,7 @@ RATIO_FLOOR: Final = 10_000_000
 MAX_MEMBERS: Final = 20_000
 
 
-class Unreadable(ValueError):
+class Unreadable(SourceError, ValueError):
     """A file its format's reader cannot read; the message is the reason, in one line."""
 
 

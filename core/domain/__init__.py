@@ -2,7 +2,14 @@
 
 from core.domain.chunks import Link, Passage, RetrievedChunk
 from core.domain.conversation import Reading, RecordedTurn, Thread, Turn
-from core.domain.errors import CitationInvariantError, DomainError
+from core.domain.errors import (
+    CitationInvariantError,
+    DomainError,
+    ModelError,
+    OperatorError,
+    SourcedError,
+    SourceError,
+)
 from core.domain.outcomes import (
     ANSWERED,
     REFUSAL_KINDS,
@@ -54,6 +61,8 @@ __all__ = [
     "ClarifyOption",
     "DomainError",
     "Link",
+    "ModelError",
+    "OperatorError",
     "Outcome",
     "OutcomeKind",
     "Party",
@@ -66,6 +75,8 @@ __all__ = [
     "RetrievedChunk",
     "RiskAssessment",
     "RiskLevel",
+    "SourceError",
+    "SourcedError",
     "Thread",
     "Turn",
     "domain_principal",

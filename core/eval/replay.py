@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from core.domain.errors import OperatorError
 from core.eval.fabrications import Source, parse_sources
 from core.eval.scripted_server import ScriptedFailure, ScriptedServer
 from core.llm.openai_compat import OpenAICompatModel
@@ -27,7 +28,7 @@ REPLAYED: Final[tuple[Replayed, ...]] = ("exact", "moved", "stale", "unrecorded"
 _QUESTION: Final = re.compile(r"<question>\n(?P<question>.*?)\n</question>", re.DOTALL)
 
 
-class RecordingError(ValueError):
+class RecordingError(OperatorError, ValueError):
     """A recording file cannot be read; the message names the file and the line."""
 
 

@@ -13,11 +13,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 
+from core.domain.errors import SourcedError
+
 Respond = Callable[[list[dict[str, Any]]], str]
 """The chat messages of one request to the content of the reply."""
 
 
-class ScriptedFailure(Exception):
+class ScriptedFailure(SourcedError):
     """Raised by a reply function: the server answers with this HTTP status and an OpenAI-style error body."""
 
     def __init__(self, status: int, *, retry_after_ms: int | None = None) -> None:

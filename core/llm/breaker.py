@@ -12,10 +12,12 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from core.domain.errors import ModelError
+
 T = TypeVar("T")
 
 
-class CircuitOpen(RuntimeError):
+class CircuitOpen(ModelError, RuntimeError):
     """Refused without calling: the endpoint failed too often and its cool-down is not over."""
 
 

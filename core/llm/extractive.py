@@ -41,6 +41,10 @@ class ExtractiveModel:
     def prompt_version(self) -> str:
         return "extractive-v2"
 
+    @property
+    def quotes_the_ranking(self) -> bool:
+        return True  # its answer is the assessment's best statements
+
     def generate(self, request: GenerationRequest) -> str:
         assessment = request.assessment or assess(request.question, request.chunks, embedder=self._matcher,
                                                  reader=self._reader, model=self._answerability)

@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import Any, Final, Self
 
 from core.application.ports import GenerationRequest
-from core.config import ConfigError, Settings
+from core.domain.errors import OperatorError
 from core.llm.openai_compat import (
     OpenAICompatModel,
     OpenAICompatRewriter,
@@ -47,7 +47,7 @@ MAX_IDS_PER_CLAIM: Final = 1
 # At these bounds the longest envelope is about 270 tokens, under `max_tokens`: an answer is never cut off.
 
 
-class LocalModelError(RuntimeError):
+class LocalModelError(OperatorError, RuntimeError):
     """The local model cannot be found or its server does not come up."""
 
 
@@ -190,6 +190,10 @@ class LlamaCppModel:
         return self._model.prompt_version
 
     @property
+    def quotes_the_ranking(self) -> bool:
+        return False
+
+    @property
     def base_url(self) -> str:
         return self._server.base_url
 
@@ -223,15 +227,3 @@ class LlamaCppModel:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  traceback: TracebackType | None) -> None:
         self.close()
-
-
-def from_settings(settings: Settings) -> LlamaCppModel:
-    """`SOURCED_MODEL=llama-cpp`: `SOURCED_MODEL_PATH` names the GGUF file."""
-    if settings.model_path is None:
-        raise ConfigError("SOURCED_MODEL=llama-cpp needs SOURCED_MODEL_PATH (a .gguf file) in the "
-                          "environment")
-    try:
-        return LlamaCppModel(settings.model_path,
-                             options=LocalServerOptions(request_timeout_s=settings.model_timeout_s))
-    except LocalModelError as error:
-        raise ConfigError(str(error)) from error

@@ -28,7 +28,7 @@ from pydantic import SecretStr
 from core.application.answerability.followups import reading_json_schema
 from core.application.guard.envelope import envelope_json_schema, verdict_json_schema
 from core.application.ports import GenerationRequest, RewriteRequest, VerificationRequest
-from core.config import ConfigError, Settings
+from core.domain.errors import ModelError
 from core.llm.breaker import CircuitBreaker
 from core.llm.deadline import within_deadline
 from core.llm.prompts import FOLLOWUP_VERSION, VERIFY_VERSION, Prompt, PromptTemplate, load_prompt
@@ -101,14 +101,10 @@ class RemoteCalls:
         return self.breaker.call(bounded) if self.breaker is not None else bounded()
 
 
-def breaker_for(endpoint: str, settings: Settings) -> CircuitBreaker:
-    return CircuitBreaker(name=endpoint, failures=settings.breaker_failures, cool_down_s=settings.breaker_cool_down_s)
-
-
 _NOT_IN_STRICT_MODE: Final = frozenset({"title", "default", "minLength", "maxLength"})
 
 
-class EmptyCompletion(RuntimeError):
+class EmptyCompletion(ModelError, RuntimeError):
     """The server answered without any choice to read."""
 
 
@@ -217,6 +213,10 @@ class OpenAICompatModel:
         return self._prompt.version
 
     @property
+    def quotes_the_ranking(self) -> bool:
+        return False
+
+    @property
     def uses_json_schema(self) -> bool:
         """False once the server has rejected strict structured output; JSON mode is used from then on."""
         return self._structured
@@ -319,15 +319,3 @@ def unreachable(base_url: str, *, timeout_s: float) -> str | None:
         return None
     except (urllib.error.URLError, OSError) as error:
         return str(getattr(error, "reason", error))
-
-
-def from_settings(settings: Settings) -> OpenAICompatModel:
-    """`SOURCED_MODEL=openai`: base URL and model name are required; the key is optional for local servers."""
-    base_url, model = settings.model_base_url, settings.model_name
-    if not base_url or not model:
-        required = (("SOURCED_MODEL_BASE_URL", base_url), ("SOURCED_MODEL_NAME", model))
-        missing = [name for name, value in required if not value]
-        raise ConfigError(f"SOURCED_MODEL=openai needs {' and '.join(missing)} in the environment")
-    return OpenAICompatModel(base_url=base_url, model=model, api_key=settings.model_api_key,
-                             timeout_s=settings.model_timeout_s, deadline_s=settings.model_deadline_s,
-                             breaker=breaker_for(f"model {model} at {base_url}", settings))

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from core.application.ports import ReadPassage
+from core.domain.errors import OperatorError
 
 MAX_TOKENS: Final = 128
 """Question and statement together; longer statements lose their context first (see `pair_text`)."""
@@ -28,7 +29,7 @@ TOKENIZER_FILE: Final = "tokenizer.json"
 INFO_FILE: Final = "reader.json"
 
 
-class ReaderUnavailable(RuntimeError):
+class ReaderUnavailable(OperatorError, RuntimeError):
     """The reader's model files or the runtime that runs them are missing."""
 
 

@@ -10,10 +10,12 @@ switch only ever turns on, so no test can forget to turn it back.
 import ipaddress
 from urllib.parse import urlsplit
 
+from core.domain.errors import ModelError
+
 _remote_blocked = False
 
 
-class RemoteModelBlocked(RuntimeError):
+class RemoteModelBlocked(ModelError, RuntimeError):
     """A model request to a non-loopback address while remote models are blocked."""
 
 

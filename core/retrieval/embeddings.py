@@ -38,6 +38,7 @@ from sqlalchemy import Engine, bindparam, or_, select, text
 
 from core.application.ports import Embedder
 from core.domain import Audience, is_visible
+from core.domain.errors import ModelError, OperatorError
 from core.retrieval.chunking import ChunkDraft
 from core.retrieval.ingest import Beside, Ingestor, IngestReport
 from core.retrieval.stored_vectors import ChunkVector, read_vectors, store_vectors
@@ -64,11 +65,11 @@ LOAD_BLOCK: Final = 4096
 """Vectors read into the search per block when the store loads."""
 
 
-class EmbedderUnavailable(RuntimeError):
+class EmbedderUnavailable(OperatorError, RuntimeError):
     """A piece of the MiniLM embedder is not installed; the message is one line: what, why, and the command."""
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(ModelError, RuntimeError):
     """A remote embedder failed after its retries, or answered with something other than one finite vector of
     the model's dimension per text. Defined here so callers can catch it without importing `openai`."""
 

@@ -52,6 +52,7 @@ from sqlalchemy import JSON, Connection, Date, Engine, Row, bindparam, text
 
 from core import text as analysis
 from core.domain import Audience, Link, Passage, RetrievedChunk, is_visible
+from core.domain.errors import OperatorError
 from core.storage.database import supports_full_text
 from core.storage.tables import ChunkRow, DocumentRow, count_rows
 
@@ -80,7 +81,7 @@ Frequencies = npt.NDArray[Any]
 """Occurrences of a term in a row: uint16, or uint32 should a term occur more often in one row."""
 
 
-class IndexUnavailable(RuntimeError):
+class IndexUnavailable(OperatorError, RuntimeError):
     """The database cannot hold the built-in index (it is not SQLite)."""
 
 

@@ -38,6 +38,7 @@ from core.documents.pptx import read_pptx
 from core.documents.reading import pieces, render
 from core.documents.sources import SourceRule, first_match
 from core.domain import EVERYONE
+from core.domain.errors import SourceError
 from core.domain.text import storable
 
 Format = Literal["markdown", "text", "pdf", "docx", "pptx", "html", "csv", "notion"]
@@ -198,7 +199,7 @@ class FrontMatter(BaseModel):
         return roles
 
 
-class InvalidDocument(ValueError):
+class InvalidDocument(SourceError, ValueError):
     """Why one file cannot be loaded; the message is the one-line reason of its `LoadError`."""
 
 

@@ -22,13 +22,12 @@ import numpy as np
 import openai
 from pydantic import SecretStr
 
-from core.config import ConfigError, Settings
+from core.config import ConfigError
 from core.llm.breaker import CircuitBreaker, CircuitOpen
 from core.llm.openai_compat import (
     DEFAULT_DEADLINE_S,
     DEFAULT_MAX_RETRIES,
     RemoteCalls,
-    breaker_for,
     openai_client,
 )
 from core.llm.safety import ensure_model_url_allowed
@@ -162,17 +161,3 @@ class OpenAIEmbedder:
         self._dim = dim
         unit: list[list[float]] = (matrix / norms[:, None]).tolist()
         return unit
-
-
-def from_settings(settings: Settings) -> OpenAIEmbedder:
-    """`SOURCED_EMBEDDER=openai`: base URL and model are required; the key is optional for local servers and is
-    never taken from `SOURCED_MODEL_API_KEY`, which belongs to whichever server the model is on."""
-    base_url, model = settings.embedding_base_url, settings.embedding_model
-    if not base_url or not model:
-        required = (("SOURCED_EMBEDDING_BASE_URL", base_url), ("SOURCED_EMBEDDING_MODEL", model))
-        missing = [name for name, value in required if not value]
-        raise ConfigError(f"SOURCED_EMBEDDER=openai needs {' and '.join(missing)} in the environment")
-    return OpenAIEmbedder(base_url=base_url, model=model, api_key=settings.embedding_api_key,
-                          dim=settings.embedding_dim, timeout_s=settings.embedding_timeout_s,
-                          deadline_s=settings.embedding_deadline_s,
-                          breaker=breaker_for(f"embeddings {model} at {base_url}", settings))

@@ -24,12 +24,14 @@ from typing import Final
 
 from sqlalchemy import Connection, Engine, text
 
+from core.domain.errors import OperatorError
+
 INGEST_LOCK_KEY: Final = 0x53_6F_75_72_49_6E  # any constant; the migration lock uses another
 _MEMORY_LOCKS: "weakref.WeakKeyDictionary[Engine, threading.Lock]" = weakref.WeakKeyDictionary()
 _MEMORY_GUARD = threading.Lock()
 
 
-class IngestBusy(RuntimeError):
+class IngestBusy(OperatorError, RuntimeError):
     """Another ingestion holds the database. The message is one line naming the holder."""
 
 

@@ -42,6 +42,7 @@ from typing import Final
 from sqlalchemy import Connection, Engine, create_engine, text
 from sqlalchemy.engine import make_url
 
+from core.domain.errors import OperatorError
 from core.storage.database import MIGRATION_LOCK_KEY
 
 MINILM_DIMENSION: Final = 384
@@ -145,7 +146,7 @@ _CREATE_VECTOR_TABLE: Final = (
 _KEY: Final = re.compile(r"[0-9a-f]{32}")
 
 
-class PgvectorMissing(RuntimeError):
+class PgvectorMissing(OperatorError, RuntimeError):
     """The database has no pgvector, and the configured embedder needs it. The message is one line."""
 
 

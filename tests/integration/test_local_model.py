@@ -18,7 +18,7 @@ from typing import Final
 import pytest
 
 from core.application.guard.envelope import MalformedEnvelope, parse_envelope
-from core.application.orchestrator import Evidence, Orchestrator, Question, RetrievalPolicy
+from core.application.orchestrator import AnswerPolicy, Evidence, Orchestrator, Question, RetrievalPolicy
 from core.application.ports import GenerationRequest
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import OwnerRouter
@@ -144,6 +144,10 @@ class Recording:
     def prompt_version(self) -> str:
         return self.model.prompt_version
 
+    @property
+    def quotes_the_ranking(self) -> bool:
+        return self.model.quotes_the_ranking
+
     def generate(self, request: GenerationRequest) -> str:
         self.outputs.append(self.model.generate(request))
         return self.outputs[-1]
@@ -158,7 +162,7 @@ def recording(local_model: LlamaCppModel) -> Recording:
 def asked(recording: Recording) -> Asked:
     orchestrator = Orchestrator(
         index=FakeIndex(KNOWLEDGE_BASE), model=recording, audit=MemoryAudit(), risk=KeywordRiskClassifier(),
-        clock=FixedClock(), metrics=RecordingMetrics(), policy=POLICY,
+        clock=FixedClock(), metrics=RecordingMetrics(), policy=AnswerPolicy(retrieval=POLICY),
         router=OwnerRouter(known_gaps=(), default_owner="#help-desk"),
         answerability=answerability(answers=True),  # every retrieved question reaches the model: the guard's test
     )

@@ -23,7 +23,6 @@ from core.application.routing import OwnerRouter
 from core.bootstrap import bootstrap, build_model, build_verifier
 from core.config import ConfigError, Settings, SourcedConfig
 from core.domain import Answered, Audience, Outcome, Principal, Refused
-from core.llm import openai_compat
 from core.llm.extractive import ExtractiveModel
 from core.llm.openai_compat import OpenAICompatModel
 from core.llm.safety import RemoteModelBlocked, is_loopback_url, remote_models_blocked
@@ -310,7 +309,7 @@ def test_the_api_key_is_sent_as_a_bearer_token_and_never_logged_or_shown(
 def test_settings_keep_the_api_key_secret() -> None:
     settings = Settings(model="openai", model_base_url="http://127.0.0.1:1/v1", model_name="m",
                         model_api_key=SecretStr(API_KEY))
-    model = openai_compat.from_settings(settings)
+    model = build_model(settings)
     assert API_KEY not in repr(settings) and API_KEY not in repr(model)
     assert model.name == "openai:m"
 

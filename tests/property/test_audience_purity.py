@@ -82,6 +82,10 @@ class FixedReply:
     def prompt_version(self) -> str:
         return "test-v0"
 
+    @property
+    def quotes_the_ranking(self) -> bool:
+        return False
+
     def generate(self, request: GenerationRequest) -> str:
         return self._reply
 

@@ -78,6 +78,10 @@ class ScriptedModel:
     def prompt_version(self) -> str:
         return "test-v0"
 
+    @property
+    def quotes_the_ranking(self) -> bool:
+        return False
+
     def generate(self, request: GenerationRequest) -> str:
         self.requests.append(request)
         if self._error is not None:

@@ -1,6 +1,7 @@
 """Dependencies point inward (DESIGN section 4): checked on the source, not just written down."""
 
 import ast
+import importlib
 import subprocess
 import sys
 from collections.abc import Callable
@@ -169,3 +170,32 @@ def test_training_and_benchmarks_do_not_import_each_other_in_a_circle() -> None:
 def test_the_product_never_imports_the_benchmarks_or_training(forbidden: str) -> None:
     assert offenders("core", lambda name: name.split(".")[0] != forbidden) == []
     assert offenders("bot", lambda name: name.split(".")[0] != forbidden) == []
+
+
+@pytest.mark.parametrize("package", ["core.application", "core.documents", "core.retrieval", "core.llm",
+                                     "core.storage", "core.connectors"])
+def test_only_the_composition_root_reads_settings(package: str) -> None:
+    """Adapters take plain values; bootstrap (and the front ends above it) turn the environment into them."""
+    readers = [str(path.relative_to(ROOT)) for path in sorted((ROOT / package.replace(".", "/")).rglob("*.py"))
+               for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+               if isinstance(node, ast.ImportFrom) and node.module == "core.config"
+               and any(alias.name == "Settings" for alias in node.names)]
+    assert readers == []
+
+
+def test_every_error_of_the_product_derives_from_one_base() -> None:
+    """A front end catches what is ours by one name (`SourcedError`, or its operator-facing `OperatorError`)
+    and tells it from a bug; the tree and who acts on each branch are in `core/domain/errors.py`."""
+    from core.domain import SourcedError  # noqa: PLC0415  # imported by the test that checks it
+
+    outside = []
+    for package in ("core", "bot"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue  # Alembic's revisions run inside its context only, and define no errors
+            module = importlib.import_module(".".join(path.relative_to(ROOT).with_suffix("").parts)
+                                             .removesuffix(".__init__"))
+            outside += [f"{module.__name__}.{name}" for name, value in vars(module).items()
+                        if isinstance(value, type) and issubclass(value, BaseException)
+                        and value.__module__ == module.__name__ and not issubclass(value, SourcedError)]
+    assert outside == []

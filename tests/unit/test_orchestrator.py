@@ -7,7 +7,7 @@ from typing import Any, Final
 import pytest
 
 from core.application import refusals
-from core.application.orchestrator import AnswerabilityGate, Orchestrator, Question, UnverifiedClaims
+from core.application.orchestrator import AnswerabilityGate, AnswerPolicy, Orchestrator, Question, UnverifiedClaims
 from core.application.ports import VerificationRequest
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
@@ -62,11 +62,10 @@ class Harness:
         self.metrics = RecordingMetrics()
         self.orchestrator = Orchestrator(
             index=self.index, model=self.model, audit=self.audit, risk=KeywordRiskClassifier(),
-            clock=FixedClock(), metrics=self.metrics, audit_mode=audit_mode,  # type: ignore[arg-type]
-            router=OwnerRouter(known_gaps=gaps, default_owner="#help-desk"),
+            clock=FixedClock(), metrics=self.metrics, router=OwnerRouter(known_gaps=gaps, default_owner="#help-desk"),
             answerability=answerability(answers=answers),  # the decision itself: test_answerability_*
-            answerability_gate=gate,
-            unverified_claims=unverified_claims,
+            policy=AnswerPolicy(audit_mode=audit_mode, answerability_gate=gate,  # type: ignore[arg-type]
+                                unverified_claims=unverified_claims),
         )
 
     def ask(self, text: str, principal: Principal = STAFF) -> Any:

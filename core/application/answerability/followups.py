@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from core.application.language.shape import MAX_QUESTION_LENGTH, invalid_reason
 from core.application.ports import Assessment, Rewriter, RewriteRequest
 from core.domain import Reading, RetrievedChunk, Turn
+from core.domain.errors import ModelError
 from core.text import STOPWORDS, content_stems, stem, words
 
 OFFLINE_VERSION: Final = "followup-offline-v1"
@@ -374,7 +375,7 @@ class ModelReading(BaseModel):
     question: str = Field(max_length=MAX_QUESTION_LENGTH)
 
 
-class MalformedReading(ValueError):
+class MalformedReading(ModelError, ValueError):
     """The model's reply is not exactly one object of the expected schema."""
 
 

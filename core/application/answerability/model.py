@@ -35,6 +35,7 @@ from core.application.language.facts import Quantity, held_by_bounds, quantities
 from core.application.language.statements import Statement, statements_of
 from core.application.ports import Assessment, Candidate, Embedder, Reader, ReadPassage
 from core.domain import RetrievedChunk
+from core.domain.errors import ModelError
 from core.spelling import english_words, letter_words, respelt
 from core.text import STOPWORDS, capitalised_names, content_stems, numbers, stem, words
 
@@ -75,11 +76,11 @@ MIN_ABBREVIATION: Final = 4
 _PHRASE_END: Final = ("[", ",", ";", ":", "(", ")", "]", "{", "}", "!", "?", '"')
 
 
-class EmbedderFailed(RuntimeError):
+class EmbedderFailed(ModelError, RuntimeError):
     """The embedder failed while the candidates' semantic features were computed."""
 
 
-class ReaderFailed(RuntimeError):
+class ReaderFailed(ModelError, RuntimeError):
     """The reader failed while the candidates were read."""
 
 

@@ -7,6 +7,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core.application.language.markers import without_markers
+from core.domain.errors import ModelError
 
 
 class EnvelopeClaim(BaseModel):
@@ -38,7 +39,7 @@ class Envelope(BaseModel):
     refusal_reason: str | None
 
 
-class MalformedEnvelope(ValueError):
+class MalformedEnvelope(ModelError, ValueError):
     """The model's output is not exactly one object of the expected schema."""
 
 

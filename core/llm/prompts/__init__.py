@@ -22,6 +22,7 @@ from typing import Final
 
 from core.application.ports import QuotedClaim
 from core.domain import RetrievedChunk, Turn
+from core.domain.errors import OperatorError
 
 DEFAULT_VERSION: Final = "answer-v3"
 VERIFY_VERSION: Final = "verify-v1"
@@ -32,7 +33,7 @@ _OWN_TAGS: Final = re.compile(r"<(/?(?:source|documents|question|claims?|text|qu
 _HANDLED: Final = {"answered": "answered from the documents", "ambiguous": "asked which of several readings was meant"}
 
 
-class PromptError(ValueError):
+class PromptError(OperatorError, ValueError):
     """A template file is missing or does not have the expected shape."""
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from slack_sdk.errors import SlackApiError
-from sqlalchemy import Engine, func, select, text
+from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
@@ -53,6 +53,7 @@ from core.retrieval.ingest import plural
 from core.retrieval.matcher import matcher_for
 from core.storage.connectors import ConnectorStatus, SqlConnectorState
 from core.storage.database import current_revision, head_revision, make_engine
+from core.storage.health import chunk_texts, embedded_chunks, index_size, stored_vectors
 from core.storage.postgres import (
     index_memory,
     installed_pgvector,
@@ -60,7 +61,6 @@ from core.storage.postgres import (
     pgvector_problem,
     vector_schema_ready,
 )
-from core.storage.tables import ChunkEmbeddingRow, ChunkRow, DocumentRow
 
 Status = Literal["ok", "warning", "error"]
 PROBE_TIMEOUT_S = 3.0
@@ -194,10 +194,8 @@ def index(patient: Patient) -> Check | None:
     engine = patient.ready_engine
     if engine is None:
         return None
-    with engine.connect() as connection:
-        documents = connection.execute(select(func.count()).select_from(DocumentRow)).scalar_one()
-        chunks = connection.execute(select(func.count()).select_from(ChunkRow)).scalar_one()
-        last = connection.execute(select(func.max(DocumentRow.ingested_at))).scalar_one()
+    size = index_size(engine)
+    documents, chunks, last = size.documents, size.chunks, size.last_ingest
     facts = {"documents": documents, "chunks": chunks, "last_ingest": last.isoformat() if last else None}
     if not chunks:
         return error("index", "empty", f"`sourced ingest PATH` (the demo keeps the example handbook apart, in "
@@ -213,10 +211,9 @@ def instructions(patient: Patient) -> Check | None:
     if engine is None:
         return None
     found: set[tuple[str, str]] = set()  # (document, line): a long section's windows overlap
-    with engine.connect() as connection:
-        for doc_id, chunk_text in connection.execute(select(ChunkRow.doc_id, ChunkRow.text)).yield_per(2000):
-            lines = chunk_text.splitlines()
-            found.update((doc_id, lines[number - 1].strip()) for number in instruction_lines(chunk_text))
+    for doc_id, chunk_text in chunk_texts(engine):
+        lines = chunk_text.splitlines()
+        found.update((doc_id, lines[number - 1].strip()) for number in instruction_lines(chunk_text))
     if not found:
         return ok("instructions", "no text addressed to AI assistants", lines=0)
     documents = len({doc_id for doc_id, _ in found})
@@ -239,7 +236,7 @@ def vectors(patient: Patient) -> Check | None:
         if not vector_schema_ready(connection):
             return ok("vectors", f"pgvector {version} available; its table is made at the next start",
                       pgvector=version)
-        stored = connection.execute(text("SELECT count(*) FROM chunk_vectors")).scalar_one()
+        stored = stored_vectors(connection)
     return ok("vectors", f"pgvector {version}, {stored} chunk vectors", pgvector=version, stored=stored)
 
 
@@ -292,7 +289,7 @@ def embedder(patient: Patient) -> Check | None:
     engine = patient.ready_engine
     if engine is None:
         return ok("embedder", f"{model.model_id}, {dim} dimensions, from {source}", **facts)
-    embedded, chunks = _embedded(engine, model.model_id)
+    embedded, chunks = embedded_chunks(engine, model.model_id)
     facts |= {"vectors": embedded, "chunks": chunks}
     detail = f"{model.model_id}, {dim} dimensions, from {source}; vectors for {embedded} of {plural(chunks, 'chunk')}"
     if embedded < chunks:
@@ -324,18 +321,6 @@ def matcher(patient: Patient) -> Check | None:
                      name=found.model_id)
     return ok("question matcher", f"{found.model_id}: the answerability model's semantic features",
               name=found.model_id)
-
-
-def _embedded(engine: Engine, model_id: str) -> tuple[int, int]:
-    """Chunks with a current vector of this model, and all chunks."""
-    with engine.connect() as connection:
-        embedded = connection.execute(
-            select(func.count()).select_from(ChunkEmbeddingRow)
-            .join(ChunkRow, ChunkRow.chunk_id == ChunkEmbeddingRow.chunk_id)
-            .where(ChunkEmbeddingRow.model == model_id,
-                   ChunkEmbeddingRow.content_hash == ChunkRow.content_hash)).scalar_one()
-        chunks = connection.execute(select(func.count()).select_from(ChunkRow)).scalar_one()
-    return int(embedded), int(chunks)
 
 
 def reader(patient: Patient) -> Check:

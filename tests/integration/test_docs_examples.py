@@ -107,7 +107,7 @@ def gives_what_it_says(example: AskExample, reply: dict[str, Any]) -> None:
 
 
 def test_the_suite_has_the_sourced_command_the_docs_call() -> None:
-    assert SOURCED.exists(), f"{SOURCED}: install the project (make .venv/.installed) to run the docs' examples"
+    assert SOURCED.exists(), f"{SOURCED}: install the project (make .venv/.installed-dev) to run the docs' examples"
 
 
 @pytest.mark.parametrize("block", runnable_blocks(), ids=lambda block: block.name)

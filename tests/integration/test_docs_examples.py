@@ -158,7 +158,8 @@ def test_the_readmes_opening_conversation_is_what_the_example_handbook_gives(han
 
 def test_the_demos_examples_get_the_outcome_each_says_and_its_suggestions_are_the_readmes(handbook: Path) -> None:
     """`make run` and `sourced demo` (the pip path's first command) ask the handbook their examples: each gets
-    the kind its line says; what the demo suggests asking next is among the README's checked questions."""
+    the kind its line says; what the demo suggests asking next is among the README's checked questions, and the
+    question the pip path asks is one of the demo's answered ones."""
     printed = run_code(".venv/bin/sourced demo\n", handbook).stdout.splitlines()
     for number, example in enumerate(EXAMPLE_QUESTIONS, start=1):
         start = next(index for index, line in enumerate(printed) if line.startswith(f"{number}. "))
@@ -169,3 +170,6 @@ def test_the_demos_examples_get_the_outcome_each_says_and_its_suggestions_are_th
     for question, roles in SUGGESTED:
         assert suggestion(question, roles).removeprefix("sourced ") in shown
         assert suggestion(question, roles) in "\n".join(printed)
+    pip_path = re.findall(r'ask "([^"]+)" --json --demo', (ROOT / ".ci" / "pip-path").read_text(encoding="utf-8"))
+    assert pip_path and set(pip_path) <= {example.question for example in EXAMPLE_QUESTIONS
+                                          if example.expect == "answered"}  # the pip path's question, answered above

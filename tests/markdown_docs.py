@@ -146,3 +146,73 @@ def code_texts(path: Path) -> Iterator[tuple[int, str]]:
 
 def prose(path: Path) -> str:
     return "\n".join(line for _, line in _prose_lines(path))
+
+
+_ASK: Final = re.compile(r'sourced ask "(?P<question>[^"]+)"(?P<flags>[^#\n]*?)\s*#\s*(?P<expect>answered|refused)\b'
+                         r"(?:, citing (?P<citing>\S+))?(?::\s*(?P<owner>#[\w-]+) can help)?")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AskExample:
+    """A `sourced ask "QUESTION" FLAGS  # answered, citing DOC#SECTION` (or `# refused: #owner can help`) line of
+    a fenced block: the question, and the outcome the comment promises."""
+
+    line: str
+    question: str
+    flags: tuple[str, ...]
+    expect: str
+    citing: str | None
+    owner: str | None
+
+
+def ask_examples(block: Block) -> list[AskExample]:
+    found = []
+    for line in block.code.splitlines():
+        if match := _ASK.search(line):
+            found.append(AskExample(line=line, question=match["question"], flags=tuple(match["flags"].split()),
+                                    expect=match["expect"], citing=match["citing"], owner=match["owner"]))
+    return found
+
+
+@dataclass(frozen=True, kw_only=True)
+class Exchange:
+    """One question of the README's opening conversation and the reply it shows: an answer (its sentences, and
+    the title and section of its first source) or a refusal (the owner it names, and the first passage that
+    came closest)."""
+
+    question: str
+    answered: bool
+    sentences: tuple[str, ...]
+    source: tuple[str, str] | None
+    owner: str | None
+
+
+_SPEAKER: Final = re.compile(r"^(you|Sourced)\s+(.*)$")
+_SOURCE: Final = re.compile(r"^(?:\[\d+\] )?(?P<title>.+?) \u203a (?P<heading>.+?)\s{2,}"
+                            r"\[(?:Passage|This answered it)\]$")
+
+
+def exchanges(path: Path) -> list[Exchange]:
+    """The conversation a ```text block of `path` shows: `you      @Sourced QUESTION`, then the reply's lines,
+    indented under `Sourced`."""
+    [block] = [block for block in blocks(path) if block.info == "text" and "@Sourced" in block.code]
+    turns: list[tuple[str, list[str]]] = []
+    for line in block.code.splitlines():
+        speaker = _SPEAKER.match(line)
+        if speaker and speaker[1] == "you":
+            turns.append((speaker[2].removeprefix("@Sourced").strip(), []))
+        elif turns:
+            turns[-1][1].append(speaker[2] if speaker else line.strip())
+    return [_exchange(question, reply) for question, reply in turns]
+
+
+def _exchange(question: str, reply: list[str]) -> Exchange:
+    sources = [match for line in reply if (match := _SOURCE.match(line))]
+    source = (sources[0]["title"], sources[0]["heading"]) if sources else None
+    if "Sources" in reply:
+        text = " ".join(reply[:reply.index("Sources")])
+        sentences = tuple(part.strip() for part in re.split(r"\[\d+\]", text) if part.strip())
+        return Exchange(question=question, answered=True, sentences=sentences, source=source, owner=None)
+    owners = [match[1] for line in reply if (match := re.match(r"^(#[\w-]+) can help with this\.$", line))]
+    return Exchange(question=question, answered=False, sentences=(), source=source,
+                    owner=owners[0] if owners else None)

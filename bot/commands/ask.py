@@ -2,7 +2,8 @@
 
 import argparse
 import json
-from typing import Any
+import textwrap
+from typing import Any, Final
 
 from rich.console import Console
 
@@ -56,18 +57,47 @@ def audit_note(kind: str, presented: str) -> str:
 def print_outcome(console: Console, outcome: Outcome) -> None:
     """A readable rendering for the terminal: the kind the reply presents (what the asker sees; `not_permitted`
     presents as `not_in_corpus` or `not_retrieved`), the audit's true kind beneath it when that differs, the
-    reply, then its sources or starting points."""
+    reply, then its sources (how each is cited, where, its owner and age) or the passages that came closest.
+    Wrapped to the terminal's width (80 columns when not a terminal), continuation lines indented under their
+    item."""
     view = outcome_as_dict(outcome)
     style = {"answered": "green", "clarify": "yellow"}.get(view["outcome"], "red")
     console.print(f"[{style}]{view['outcome']}[/] ({view['presented_as']})", highlight=False)
     if view["kind"] != view["presented_as"]:
-        console.print(f"[dim]{audit_note(view['kind'], view['presented_as'])}[/]", highlight=False, soft_wrap=True)
-    console.print(view["text"], markup=False, highlight=False)
+        say(console, audit_note(view["kind"], view["presented_as"]), style="dim")
+    say(console, view["text"])
+    if view["citations"]:
+        console.print("Sources", style="bold", highlight=False)
     for citation in view["citations"]:
-        console.print(f"  [{citation['n']}] {citation['title']} > {citation['heading'].split(' > ')[-1]}"
-                      f" ({citation['tier']}, {citation['chunk_id']})", markup=False, highlight=False)
+        say(console, _where(citation), first=f"  [{citation['n']}] ", rest=" " * 6)
+        details = [CITED_AS[citation["tier"]], citation["place"], _owner(citation), citation["age"],
+                   citation["chunk_id"]]
+        say(console, " · ".join(detail for detail in details if detail), first=" " * 6, style="dim")
     for passage in view["nearest"]:
-        console.print(f"  - {passage['title']} > {passage['heading'].split(' > ')[-1]}", markup=False,
-                      highlight=False)
+        say(console, _where(passage), first="  - ", rest=" " * 4)
+        details = [passage["place"], _owner(passage), passage["chunk_id"]]
+        say(console, " · ".join(detail for detail in details if detail), first=" " * 4, style="dim")
     for option in view["options"]:
-        console.print(f"  ? {option['label']}", markup=False, highlight=False)
+        say(console, option["label"], first="  ? ", rest=" " * 4)
+
+
+CITED_AS: Final = {"direct": "quoted", "synthesis": "paraphrased"}
+"""A citation's tier as the terminal says it: `direct`, the answer repeats the source's sentence near verbatim;
+`synthesis`, it words the source's statement its own way (the guard checked it against the quote either way)."""
+
+
+def say(console: Console, text: str, *, first: str = "", rest: str | None = None, style: str | None = None) -> None:
+    """`text` wrapped to the console's width at word boundaries, the first line after `first` and the others
+    after `rest` (default: as deep as `first`); never inside a word or an id."""
+    wrapped = textwrap.fill(" ".join(text.split()), width=max(console.width, 40), initial_indent=first,
+                            subsequent_indent=first if rest is None else rest, break_long_words=False,
+                            break_on_hyphens=False)
+    console.print(wrapped, markup=False, highlight=False, soft_wrap=True, style=style)
+
+
+def _where(passage: dict[str, Any]) -> str:
+    return f"{passage['title']} > {passage['heading'].split(' > ')[-1]}"
+
+
+def _owner(passage: dict[str, Any]) -> str | None:
+    return f"owner {passage['owner']}" if passage.get("owner") else None

@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from bot.commands.ask import print_outcome
+from bot.commands.ask import print_outcome, say
 from bot.commands.common import DEMO_DATABASE, EXAMPLES, demo_application, operator_principal
 from core.application.orchestrator import Question
 from core.domain import Audience
@@ -17,23 +17,39 @@ from core.domain import Audience
 @dataclass(frozen=True)
 class Example:
     question: str
+    expect: str
+    """The kind the reply presents: what `why` says happens (tests/integration/test_docs_examples.py holds the
+    demo to it)."""
     roles: str = ""
     why: str = ""
 
 
 EXAMPLE_QUESTIONS = (
-    Example("What's the daily meal allowance when I travel for work?", why="answered from the newer policy"),
-    Example("My wife is due in May. How much paid leave can I take as the non-birth parent?",
+    Example("What's the daily meal allowance when I travel for work?", "answered",
+            why="answered from the newer policy"),
+    Example("My wife is due in May. How much paid leave can I take as the non-birth parent?", "answered",
             why="answered, in the asker's words"),
-    Example("Can I expense a gym membership?", why="nothing in the handbook says: refused, not guessed"),
-    Example("What's the base salary range for a Senior Software Engineer?", roles="hr",
+    Example("Can I expense a gym membership?", "not_in_corpus",
+            why="nothing in the handbook says: refused, not guessed"),
+    Example("What's the base salary range for a Senior Software Engineer?", "answered", roles="hr",
             why="restricted document, asked by HR"),
-    Example("I'm in HR, what's the salary band for a Customer Success Manager?",
+    Example("I'm in HR, what's the salary band for a Customer Success Manager?", "not_in_corpus",
             why="the same document, asked by someone outside HR: refused as if it did not exist"),
-    Example("When do my stock options start to vest, and is there a cliff?", why="a known gap, routed"),
-    Example("Which team had the most SEV1 incidents last quarter?", why="a count across records"),
-    Example("what's the limit?", why="too short to mean one thing"),
+    Example("When do my stock options start to vest, and is there a cliff?", "not_in_corpus",
+            why="a known gap, routed to its owner"),
+    Example("Which team had the most SEV1 incidents last quarter?", "not_answerable", why="a count across records"),
+    Example("what's the limit?", "ambiguous", why="too short to mean one thing"),
 )
+
+SUGGESTED = (
+    ("how do I report a lost laptop?", ""),
+    ("salary band for a staff engineer", "hr"),
+)
+"""Questions the demo suggests asking next, with the roles to ask as: each is answered (the README shows both)."""
+
+
+def suggestion(question: str, roles: str) -> str:
+    return f'sourced ask "{question}"' + (f" --roles {roles} --json" if roles else "") + " --demo"
 
 
 def register(subparsers: Any) -> None:
@@ -45,17 +61,24 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     console = Console()
     sourced = demo_application()
-    console.rule(f"Ingesting the example handbook ({EXAMPLES / 'handbook'}) into {DEMO_DATABASE}")
+    say(console, f"Ingesting the example handbook ({EXAMPLES / 'handbook'}) into {DEMO_DATABASE}", style="bold")
     report = sourced.ingestor.ingest(EXAMPLES / "handbook")
-    console.print(report.summary(), markup=False)
-    for example in EXAMPLE_QUESTIONS:
+    say(console, report.summary())
+    for number, example in enumerate(EXAMPLE_QUESTIONS, start=1):
         principal = operator_principal(example.roles, guest=False, user="demo")
-        console.rule(f"[bold]{example.question}[/]  [dim]as {example.roles or 'staff'}: {example.why}[/]")
+        console.print()
+        console.rule(style="dim")
+        say(console, f"{number}. {example.question}", rest="   ", style="bold")
+        say(console, f"as {example.roles or 'staff'}: {example.why}", first="   ", style="dim")
         print_outcome(console, sourced.orchestrator.ask(
             Question(text=example.question, principal=principal, audience=Audience.only(principal))))
-    console.rule("Ask your own")
-    console.print('  sourced ask "how do I report a lost laptop?" --demo\n'
-                  '  sourced ask "salary band for a staff engineer" --roles hr --json --demo\n'
-                  f'The handbook is in {DEMO_DATABASE}, apart from your own documents: `sourced ingest FOLDER` '
-                  'fills sourced.db (or SOURCED_DATABASE_URL).', markup=False, highlight=False)
+    console.print()
+    console.rule(style="dim")
+    console.print("Ask your own", style="bold")
+    for question, roles in SUGGESTED:
+        say(console, suggestion(question, roles), first="  ", rest="    ")
+    say(console, f"The handbook is in {DEMO_DATABASE}, apart from your own documents: `sourced ingest FOLDER` fills "
+                 "sourced.db (or SOURCED_DATABASE_URL). Each answer's sources say how the answer uses them: "
+                 "quoted (the document's own sentence) or paraphrased (its statement in other words, checked "
+                 "against the quote).")
     return 1 if report.errors else 0

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from slack_sdk.errors import SlackApiError
 from sqlalchemy import Engine
@@ -26,7 +26,7 @@ from sqlalchemy.exc import ArgumentError
 
 from bot.commands.common import DEMO_CONFIG, DEMO_DATABASE, add_config_option, add_demo_option, demo_settings
 from bot.settings import SlackSettings, SlackSettingsError, load_slack_settings
-from bot.slack_client import BotIdentity, verify_bot_token, web_client
+from bot.slack_client import BotIdentity, SlackUnreachable, verify_bot_token, web_client
 from core.application.answerability.model import shipped_model
 from core.application.language.instructions import instruction_lines
 from core.application.ports import Embedder, Reader
@@ -396,6 +396,9 @@ def slack_token(patient: Patient) -> Check:
         return warning("slack token", "SLACK_BOT_TOKEN is not set: the command line works, the bot cannot start",
                        "set SLACK_BOT_TOKEN (xoxb-...; docs/slack.md)", configured=False)
     identity = patient.slack_identity
+    if isinstance(identity, SlackUnreachable):
+        return error("slack token", str(identity), "check the network, DNS, proxy (HTTPS_PROXY) or firewall between "
+                     "here and Slack; the token itself was not checked", configured=True, reachable=False)
     if isinstance(identity, SlackSettingsError):
         return error("slack token", str(identity), "install the app again and copy its bot token", configured=True)
     return ok("slack token", f"bot <@{identity.user_id}> in workspace {identity.team_id}", configured=True,
@@ -403,7 +406,11 @@ def slack_token(patient: Patient) -> Check:
 
 
 def slack_mode(patient: Patient) -> Check | None:
-    if isinstance(patient.slack_identity, SlackSettingsError) or patient.slack.bot_token is None:
+    """Which connection the tokens configure: read from the environment alone, so it is checked when Slack
+    cannot be reached too."""
+    identity = patient.slack_identity
+    if patient.slack.bot_token is None or (isinstance(identity, SlackSettingsError)
+                                           and not isinstance(identity, SlackUnreachable)):
         return None
     found = [name for name, require in (("Socket Mode", patient.slack.require_app_token),
                                         ("HTTP", patient.slack.require_signing_secret)) if _passes(require)]
@@ -413,17 +420,28 @@ def slack_mode(patient: Patient) -> Check | None:
     return ok("slack mode", " and ".join(found) + " configured", modes=found)
 
 
+NO_USER_GROUPS: Final = frozenset({"plan_upgrade_required", "paid_teams_only"})
+"""usergroups.list's answers on a workspace whose plan has no user groups (Slack's free plan)."""
+
+
 def user_groups(patient: Patient) -> Check | None:
     """Every user group named in `roles` exists, or its role silently belongs to nobody."""
     config = patient.config
-    if isinstance(patient.slack_identity, SlackSettingsError) or patient.slack.bot_token is None \
-            or isinstance(config, ConfigError) or not config.roles:
+    if patient.slack.bot_token is None or isinstance(config, ConfigError) or not config.roles:
         return None
+    if isinstance(patient.slack_identity, SlackSettingsError):  # rejected: said above; unreachable: said here
+        return (warning("user groups", "not checked: Slack could not be reached (above)")
+                if isinstance(patient.slack_identity, SlackUnreachable) else None)
     client = web_client(patient.slack.require_bot_token(), base_url=patient.slack.api_url)
     try:
         groups = client.usergroups_list()["usergroups"] or []
     except SlackApiError as failure:
-        return error("user groups", f"usergroups.list failed: {failure.response.get('error')}",
+        code = failure.response.get("error")
+        if code in NO_USER_GROUPS:
+            return error("user groups", f"usergroups.list failed: {code}: this Slack plan has no user groups, so "
+                         "the roles of sourced.yml belong to nobody", "user groups need a paid Slack plan; "
+                         "on this one give roles by channel instead (channels: in sourced.yml, docs/slack.md)")
+        return error("user groups", f"usergroups.list failed: {code}",
                      "add the usergroups:read scope (manifest.yml) and reinstall the app")
     known = {str(g["handle"]) for g in groups} | {str(g["id"]) for g in groups}
     missing = [f"{role}: {group}" for role, names in config.roles.items() for group in names

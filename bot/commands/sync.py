@@ -13,22 +13,40 @@ from core.config import ConfigError
 from core.connectors.build import build_connector
 from core.connectors.port import ConnectorError
 from core.connectors.sync import Purged, SyncReport
+from core.retrieval.ingest import plural
 from core.storage.locks import IngestBusy
+
+DESCRIPTION = """\
+Bring the index in step with the connectors listed under `connectors:` in
+sourced.yml: `kind: confluence` (Confluence Cloud spaces), `kind: drive`
+(Google Drive, through a service account) and `kind: notion` (Notion pages
+shared with an integration), each with a `name` of your choosing. Their
+secrets are read from the environment, never from sourced.yml:
+SOURCED_CONFLUENCE_TOKEN, GOOGLE_APPLICATION_CREDENTIALS (the key file's path)
+and SOURCED_NOTION_TOKEN by default (`token_env` / `credentials_env` name
+others). Each sync reads what changed since the last one; `sourced serve`
+syncs every `sync_every`. Set-up, scopes and permissions: docs/connectors.md."""
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("sync", help="sync the connectors of sourced.yml (Confluence, Google Drive, "
-                                                "Notion) into the index")
+                                                "Notion) into the index", description=DESCRIPTION,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("name", nargs="?", help="one connector's name (default: every connector)")
     parser.add_argument("--full", action="store_true",
                         help="also list everything the source still has, removing what it no longer has or shares "
                              "and re-reading permissions (otherwise done every full_sync_every)")
+    parser.add_argument("--check", action="store_true",
+                        help="only check each connector's credentials and access: read the first page of what it "
+                             "lists, store nothing, and say what failed")
     add_config_option(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     sourced = application(args)
+    if args.check:
+        return check(sourced, args.name)
     try:
         purge_unconfigured(sourced)
     except IngestBusy as error:
@@ -71,3 +89,27 @@ def sync_one(sourced: Sourced, name: str, *, full: bool = False) -> SyncReport:
         sourced.connector_state.failed(name, str(error))
         return SyncReport(name=name, failure=str(error))
     return sourced.syncer.sync(connector, full=full)
+
+
+def check(sourced: Sourced, name: str | None) -> int:
+    """Each connector built from sourced.yml with its credential, and the first page of its listing read (the
+    first request a sync makes): a wrong token, a missing scope or an unshared space fails here, in one line,
+    without a sync's cost. Nothing is stored; exit 1 if any failed."""
+    entries = [sourced.config.connector(name)] if name else list(sourced.config.connectors)
+    if not entries:
+        print("sourced sync: no connectors in sourced.yml (see docs/connectors.md)", file=sys.stderr)
+        return 2
+    failed = False
+    for entry in entries:
+        try:
+            connector = build_connector(entry)
+            first = next(iter(connector.changes(None)), None)
+        except Exception as error:  # a library's own error too (DNS, TLS, a 401 it raises): that check's finding
+            reason = " ".join(str(error).split()) or type(error).__name__
+            print(f"{entry.name} ({entry.kind}): failed: {reason}")
+            failed = True
+            continue
+        listed = len(first.refs) if first is not None else 0
+        print(f"{entry.name} ({entry.kind}): ok: credentials accepted; the first page lists "
+              f"{plural(listed, 'item')} (nothing stored)")
+    return 1 if failed else 0

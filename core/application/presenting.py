@@ -47,7 +47,8 @@ def citation_age(citation: Citation) -> str | None:
 
 def _passage(passage: Passage) -> dict[str, Any]:
     return {"chunk_id": passage.chunk_id, "doc_id": passage.doc_id, "title": passage.title,
-            "heading": passage.heading, "page": passage.page, "place": passage.place, "link": passage.link,
+            "heading": passage.heading, "owner": passage.owner, "page": passage.page, "place": passage.place,
+            "link": passage.link,
             "passage": passage.text,
             "links": [{"text": passage.text[link.start:link.end], "target": link.target} for link in passage.links]}
 

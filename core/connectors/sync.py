@@ -36,13 +36,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Final
 
-from rich.console import Console
-from rich.progress import MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from core.connectors.convert import document_id, to_source_document
 from core.connectors.port import Connector, ConnectorError, ItemRef, ItemUnreadable
 from core.documents.limits import Unreadable
 from core.domain.errors import SourceError
+from core.progress import progress_bar
 from core.retrieval.ingest import Ingestor, StoredItem, Writer
 from core.retrieval.knowledge_base import LoadError
 from core.storage.connectors import SqlConnectorState
@@ -323,8 +323,7 @@ class _Run:
     def _bar(self, doing: str) -> Iterator[Callable[[], None]]:
         """A transient counter on stderr (a change feed does not say how long it is)."""
         columns = (SpinnerColumn(), TextColumn(doing), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=Console(stderr=True), transient=True,
-                      disable=not self._syncer._progress) as progress:
+        with progress_bar(*columns, shown=self._syncer._progress) as progress:
             task = progress.add_task("sync", total=None)
             yield lambda: progress.advance(task)
 

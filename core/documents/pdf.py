@@ -142,9 +142,10 @@ def read_pdf(path: Path) -> Document:
     except Exception as error:  # pdfminer raises many kinds on a damaged file
         raise Unreadable(f"could not be read as a PDF ({type(error).__name__}: {error})") from None
     if not read.items:  # a scan, or text drawn as outlines
-        raise Unreadable("has no text layer (scanned?); OCR is not supported")
-    warnings = [f"pages {_ranges(read.blank_pages)} have no text layer (scanned?) and were left out; OCR is not "
-                f"supported"] if read.blank_pages else []
+        raise Unreadable("has no text layer (scanned?); Sourced does not OCR: give it a text layer first (e.g. "
+                         "ocrmypdf) and ingest that")
+    warnings = [f"pages {_ranges(read.blank_pages)} have no text layer (scanned?) and were left out; give the file "
+                f"a text layer (OCR, e.g. ocrmypdf) to have them read"] if read.blank_pages else []
     return _document(read, metadata, warnings)
 
 

@@ -32,13 +32,13 @@ from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from sqlalchemy import Engine, bindparam, or_, select, text
 
 from core.application.ports import Embedder
 from core.domain import Audience, is_visible
 from core.domain.errors import ModelError, OperatorError
+from core.progress import progress_bar
 from core.retrieval.chunking import ChunkDraft
 from core.retrieval.ingest import Beside, Ingestor, IngestReport
 from core.retrieval.stored_vectors import ChunkVector, read_vectors, store_vectors
@@ -337,8 +337,7 @@ class EmbeddingIngestor(Ingestor):
         """A transient bar on stderr, as for ingestion; embedding is the long part (about 60 chunks a second
         on two shared cores)."""
         columns = (TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-        with Progress(*columns, console=Console(stderr=True), transient=True,
-                      disable=not self._show_progress) as bar:
+        with progress_bar(*columns, shown=self._show_progress) as bar:
             task = bar.add_task("embed", total=None)
             yield lambda done, total: bar.update(task, completed=done, total=total)
 

@@ -31,13 +31,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from sqlalchemy import Connection, Engine, delete, func, insert, select, text, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.application.language.instructions import instruction_lines
 from core.documents.sources import SourceRule
+from core.progress import progress_bar
 from core.retrieval.chunking import CHUNKER_VERSION, ChunkDraft, chunk_document
 from core.retrieval.index import index_body
 from core.retrieval.knowledge_base import (
@@ -393,8 +393,7 @@ class Ingestor:
     def _progress_bar(self, total: int, doing: str) -> Iterator[Callable[[], None]]:
         """A transient bar on stderr, so stdout stays clean for the summary and for pipes."""
         columns = (TextColumn(doing), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=Console(stderr=True), transient=True,
-                      disable=not self._progress) as progress:
+        with progress_bar(*columns, shown=self._progress) as progress:
             task = progress.add_task("ingest", total=total)
             yield lambda: progress.advance(task)
 

@@ -229,6 +229,40 @@ def test_the_cli_syncs_from_sourced_yml_with_the_token_from_the_environment(
     assert "HTTP 401" in out and "a-wrong-token" not in out and TOKEN not in out
 
 
+def test_sync_check_tests_the_credentials_without_syncing(tmp_path: Path, site: ConfluenceSite,
+                                                         fake: FakeConfluence, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`sourced sync --check`: the first page of the listing, read with the credential, in one line per
+    connector; nothing stored, so the next sync is still the first."""
+    handbook(site)
+    config = tmp_path / "sourced.yml"
+    config.write_text(f"connectors:\n  - name: wiki\n    kind: confluence\n    url: {fake.url}\n    spaces: [ENG]\n"
+                      f"    user: {USER}\n", encoding="utf-8")
+    monkeypatch.setenv("SOURCED_DATABASE_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    monkeypatch.setenv("SOURCED_CONFLUENCE_TOKEN", "a-wrong-token")
+    assert main(["sync", "--check", "--config", str(config)]) == 1
+    [line] = capsys.readouterr().out.splitlines()
+    assert line.startswith("wiki (confluence): failed: ") and "401" in line and "a-wrong-token" not in line
+
+    monkeypatch.setenv("SOURCED_CONFLUENCE_TOKEN", TOKEN)
+    assert main(["sync", "--check", "--config", str(config)]) == 0
+    assert capsys.readouterr().out == ("wiki (confluence): ok: credentials accepted; the first page lists 4 items "
+                                       "(nothing stored)\n")
+    assert main(["sync", "--config", str(config)]) == 0
+    assert "wiki: 4 added" in capsys.readouterr().out
+
+
+def test_sync_help_names_the_connectors_where_they_are_configured_and_their_secrets(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["sync", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    for named in ("`connectors:` in sourced.yml", "kind: confluence", "kind: drive", "kind: notion",
+                  "SOURCED_CONFLUENCE_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS", "SOURCED_NOTION_TOKEN",
+                  "docs/connectors.md", "--check"):
+        assert named in help_text
+
+
 def test_a_verbose_sync_logs_no_response_of_the_site(tmp_path: Path, site: ConfluenceSite, fake: FakeConfluence,
                                                      monkeypatch: pytest.MonkeyPatch,
                                                      caplog: pytest.LogCaptureFixture) -> None:

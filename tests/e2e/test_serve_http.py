@@ -252,6 +252,33 @@ def test_doctor_says_what_is_wrong_and_exits_non_zero(tmp_path: Path, slack: Fak
     assert any(line.startswith(rejected) for line in checked.stdout.splitlines())
 
 
+def test_doctor_names_a_network_fault_on_the_way_to_slack_and_carries_on_with_what_needs_no_network(
+        tmp_path: Path, slack: FakeSlack) -> None:
+    """Slack unreachable is the network's fault, not the token's: no "install the app again"; the checks that
+    read only the environment and the database still run."""
+    env = environment(tmp_path, slack, SOURCED_SLACK_API_URL=f"http://127.0.0.1:{free_port()}/api/")
+    checked = doctor(env, tmp_path)
+    assert checked.returncode == 1
+    lines = {line.split(":")[0].split(maxsplit=1)[1]: line for line in checked.stdout.splitlines()}
+    token = lines["slack token"]
+    assert token.startswith("error   slack token: SLACK_BOT_TOKEN could not be checked: the connection to 127.0.0.1 "
+                            "was refused"), token
+    assert "network" in token and "install the app" not in token
+    assert lines["slack mode"].startswith("ok      slack mode: HTTP configured")
+    assert lines["user groups"].startswith("warning user groups: not checked: Slack could not be reached")
+    assert lines["database"].startswith("ok ") and lines["index"].startswith("ok ")
+
+
+def test_doctor_says_a_slack_plan_without_user_groups_leaves_the_roles_to_nobody(tmp_path: Path,
+                                                                                  slack: FakeSlack) -> None:
+    slack.refuse("usergroups.list", "plan_upgrade_required")
+    checked = doctor(environment(tmp_path, slack), tmp_path)
+    assert checked.returncode == 1
+    [line] = [line for line in checked.stdout.splitlines() if line.startswith("error   user groups:")]
+    assert "plan_upgrade_required: this Slack plan has no user groups" in line
+    assert "paid Slack plan" in line and "channels:" in line
+
+
 def raw_request(port: int, head: str, body: bytes = b"") -> socket.socket:
     """A connection that has sent `head` (and `body`), and sends nothing more until the test closes it."""
     connection = socket.create_connection(("127.0.0.1", port), timeout=10)

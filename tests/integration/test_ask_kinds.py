@@ -55,12 +55,12 @@ def asked(capsys: pytest.CaptureFixture[str], *args: str) -> str:
 
 def test_a_hidden_match_is_shown_as_the_absence_the_asker_sees_with_the_audit_kind_on_its_own_line(
         workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    headline, audit, *reply = asked(capsys, QUESTION).splitlines()
-    assert headline == "refused (not_in_corpus)"
-    assert audit.startswith("audit: not_permitted (a document this asker may not see matches the question")
-
+    headline, *lines = asked(capsys, QUESTION).splitlines()
     absent_headline, *absent_reply = asked(capsys, "How much does the company add to the bicycle scheme?").splitlines()
-    assert (headline, reply) == (absent_headline, absent_reply)  # the reply itself: the one absence gives
+    assert headline == absent_headline == "refused (not_in_corpus)"
+    audit, reply = lines[:-len(absent_reply)], lines[-len(absent_reply):]
+    assert " ".join(audit).startswith("audit: not_permitted (a document this asker may not see matches the question")
+    assert reply == absent_reply  # the reply itself: the one absence gives
 
     view = json.loads(asked(capsys, QUESTION, "--json"))
     assert (view["kind"], view["presented_as"]) == ("not_permitted", "not_in_corpus")

@@ -1,5 +1,6 @@
-"""Small rough edges of the command line (issue 56): a closed pipe, the top-level help, and `sourced eval`'s
-messages about its case files."""
+"""Small rough edges of the command line (issue 56): a closed pipe, the top-level help, `sourced eval`'s
+messages about its case files, replies wrapped to 80 columns with their sources explained, and no progress
+bar's blank lines on a stderr that is not a terminal."""
 
 import io
 import json
@@ -168,3 +169,32 @@ def test_doctor_counts_one_document_and_one_chunk_in_the_singular(workspace: Pat
     assert "index: 1 document, 1 chunk, last ingest" in index
     configuration = next(line for line in lines if "configuration:" in line)
     assert configuration.endswith("0 roles, 0 channels, 0 known gaps")
+
+
+def test_a_reply_fits_80_columns_and_says_how_and_where_it_cites(workspace: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Wrapped at word boundaries with each source's lines indented under it; the citation's tier said in words
+    (`quoted`, not `direct`) beside its owner and chunk id."""
+    monkeypatch.setenv("COLUMNS", "80")
+    (workspace / "kb" / "parking.md").write_text(PARKING.replace(
+        "north entrance.", "north entrance, and staff with a permit park on levels two and three of the garage "
+                           "behind the building, where the spaces nearest the lifts are kept for staff with a "
+                           "disability badge."))
+    assert main(["ingest", str(workspace / "kb")]) == 0
+    capsys.readouterr()
+    assert main(["ask", "Where do visitors park?"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "answered (answered)" and len(lines) > 4
+    assert max(len(line) for line in lines) <= 80
+    source = lines.index("Sources")
+    assert lines[source + 1] == "  [1] Parking > Spaces"
+    details = lines[source + 2]
+    assert details.startswith("      quoted · owner #facilities · updated ") and details.endswith(" · parking#spaces")
+
+
+def test_no_blank_lines_reach_a_stderr_that_is_not_a_terminal(workspace: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """The progress bars are for a person at a terminal: in a pipe or a log they would only leave blank lines."""
+    (workspace / "kb" / "badges.md").write_text(PARKING.replace("Parking", "Badges"))
+    assert main(["ingest", str(workspace / "kb")]) == 0
+    assert capsys.readouterr().err == ""

@@ -150,6 +150,7 @@ def test_dry_run_prints_each_file_and_what_it_could_not_read(company: Path, caps
     captured = capsys.readouterr()
     assert "travel-policy.pdf" in captured.out and "#finance-ops" in captured.out and "Remote Work Handbook" in \
         captured.out
-    assert "error: scanned.pdf: has no text layer (scanned?); OCR is not supported" in captured.err
+    assert ("error: scanned.pdf: has no text layer (scanned?); Sourced does not OCR: give it a text layer first "
+            "(e.g. ocrmypdf) and ingest that") in captured.err
     assert "11 documents would be ingested; 1 file could not be read; nothing was stored" in captured.out
     assert not (tmp_path / "sourced.db").exists()

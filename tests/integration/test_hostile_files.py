@@ -49,7 +49,8 @@ def test_each_hostile_file_is_refused_with_one_line_and_the_good_one_loads(hosti
                                "renamed.pptx", "scan.pdf"]
     assert all("\n" not in reason for reason in reasons.values())
     assert reasons["locked.pdf"] == "is encrypted (password-protected); save a copy without a password"
-    assert reasons["scan.pdf"] == "has no text layer (scanned?); OCR is not supported"
+    assert reasons["scan.pdf"] == ("has no text layer (scanned?); Sourced does not OCR: give it a text layer first "
+                                   "(e.g. ocrmypdf) and ingest that")
     assert "zip bomb" in reasons["bomb.docx"]
     assert "damaged or truncated" in reasons["broken.docx"] and "damaged or truncated" in reasons["renamed.pptx"]
     assert reasons["huge.pdf"] == (f"is 209,715,200 bytes, over the {MAX_BINARY_BYTES:,}-byte limit for one .pdf "

@@ -8,13 +8,10 @@ and tried again at the next turn; nothing it does stops the bot.
 
 import logging
 import threading
-from collections.abc import Callable
 from datetime import timedelta
 
-from bot.commands.sync import sync_one
 from core.bootstrap import Sourced
 from core.config import parse_duration
-from core.connectors.sync import SyncReport
 from core.storage.locks import IngestBusy
 
 log = logging.getLogger(__name__)
@@ -23,12 +20,10 @@ FIRST_TURN_S = 5.0
 
 
 class SyncSchedule:
-    def __init__(self, sourced: Sourced, every: timedelta, *, first_s: float = FIRST_TURN_S,
-                 sync: Callable[[Sourced, str], SyncReport] = sync_one) -> None:
+    def __init__(self, sourced: Sourced, every: timedelta, *, first_s: float = FIRST_TURN_S) -> None:
         self._sourced = sourced
         self._every = every.total_seconds()
         self._first = first_s
-        self._sync = sync
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sourced-sync", daemon=True)
 
@@ -59,7 +54,7 @@ class SyncSchedule:
             if self._stop.is_set():
                 return
             try:
-                report = self._sync(self._sourced, entry.name)
+                report = self._sourced.syncer.sync_configured(entry)
             except IngestBusy:
                 log.info("sync of %s skipped: another worker is syncing or ingesting", entry.name)
                 continue

@@ -4,15 +4,12 @@ of a connector no longer in sourced.yml are purged first."""
 
 import argparse
 import sys
-from datetime import UTC, datetime
 from typing import Any
 
 from bot.commands.common import add_config_option, application
 from core.bootstrap import Sourced
-from core.config import ConfigError
 from core.connectors.build import build_connector
-from core.connectors.port import ConnectorError
-from core.connectors.sync import Purged, SyncReport
+from core.connectors.sync import Purged
 from core.retrieval.ingest import plural
 from core.storage.locks import IngestBusy
 
@@ -59,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     failed = False
     for entry in entries:
         try:
-            report = sync_one(sourced, entry.name, full=args.full)
+            report = sourced.syncer.sync_configured(entry, full=args.full)
         except IngestBusy as error:
             print(f"sourced sync: {error}", file=sys.stderr)
             return 1
@@ -77,19 +74,6 @@ def purge_unconfigured(sourced: Sourced) -> list[Purged]:
     for each in purged:
         print(f"sourced: {each.summary()}", file=sys.stderr, flush=True)
     return purged
-
-
-def sync_one(sourced: Sourced, name: str, *, full: bool = False) -> SyncReport:
-    """One connector's sync; a connector that cannot even be built (a credential missing, a key file missing or
-    unreadable) is a failed sync too, in one line, recorded for doctor and the Home view."""
-    try:
-        connector = build_connector(sourced.config.connector(name))
-    except (ConfigError, ConnectorError) as error:  # ConnectorError: a key file missing or unreadable
-        sourced.connector_state.started(name, datetime.now(UTC))
-        sourced.connector_state.failed(name, str(error))
-        return SyncReport(name=name, failure=str(error))
-    return sourced.syncer.sync(connector, full=full)
-
 
 def check(sourced: Sourced, name: str | None) -> int:
     """Each connector built from sourced.yml with its credential, and the first page of its listing read (the

@@ -38,6 +38,8 @@ from typing import Final
 
 from rich.progress import MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from core.config import ConfigError, ConnectorEntry
+from core.connectors.build import build_connector
 from core.connectors.convert import document_id, to_source_document
 from core.connectors.port import Connector, ConnectorError, ItemRef, ItemUnreadable
 from core.documents.limits import Unreadable
@@ -143,6 +145,18 @@ class Syncer:
         else:
             self._state.failed(connector.name, report.failure)
         return report
+
+    def sync_configured(self, entry: ConnectorEntry, *, full: bool = False) -> SyncReport:
+        """One connector of sourced.yml, built from its entry and synced. One that cannot even be built (a
+        credential missing, a key file missing or unreadable) is a failed sync too, in one line, recorded for
+        doctor and the Home view. Raises `IngestBusy` as `sync` does."""
+        try:
+            connector = build_connector(entry)
+        except (ConfigError, ConnectorError) as error:  # ConnectorError: a key file missing or unreadable
+            self._state.started(entry.name, self._now())
+            self._state.failed(entry.name, str(error))
+            return SyncReport(name=entry.name, failure=str(error))
+        return self.sync(connector, full=full)
 
     def purge_unconfigured(self, configured: Collection[str]) -> list[Purged]:
         """Take the documents of every connector not among `configured` out of the index, with its groups'

@@ -11,6 +11,7 @@ from bot.commands import serve as serve_command
 from bot.commands import sync as sync_command
 from bot.commands.doctor import connectors as doctor_connectors
 from core.bootstrap import Sourced
+from core.connectors import sync as syncing
 from core.connectors.port import Access
 from core.domain import group_principal
 from tests.connectors.memory_source import MemoryPage, MemorySource
@@ -63,7 +64,7 @@ def test_a_renamed_connector_keeps_only_what_its_new_name_syncs(tmp_path: Path, 
     renamed = boiler_room("plant-2")
     renamed.groups["facilities"] = set()  # in the source, ines left the group since
     monkeypatch.setattr(sync_command, "application", lambda _args: after)
-    monkeypatch.setattr(sync_command, "build_connector", lambda _entry: renamed)
+    monkeypatch.setattr(syncing, "build_connector", lambda _entry: renamed)
     assert sync_command.run(argparse.Namespace(name=None, full=False)) == 0
     assert "'plant' is no longer in sourced.yml" in capsys.readouterr().err
     assert after.ingestor.stored_items("plant") == {}

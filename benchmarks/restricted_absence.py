@@ -31,7 +31,7 @@ from prometheus_client import CollectorRegistry
 from benchmarks.abstaining_model import always_abstains
 from bot import views
 from bot.blocks import render
-from core.application.feedback import Click, why_not_counted
+from core.application.feedback import Click, Verdict, why_not_counted
 from core.application.orchestrator import Evidence, Question, answerability_note
 from core.application.ports import AnswerModel, Embedder
 from core.application.presenting import outcome_as_dict
@@ -44,7 +44,6 @@ from core.eval.scripted_server import ScriptedServer
 from core.llm.openai_compat import OpenAICompatModel
 from core.observability import PrometheusMetrics
 from core.retrieval.knowledge_base import load_knowledge_base
-from core.storage import Verdict
 
 CORRELATION_ID = "restricted-absence"
 """Prefix of the correlation ids: a case is asked with the same id on both knowledge bases (an answer's feedback

@@ -28,9 +28,9 @@ from core.application.conversation import ThreadMessage
 from core.application.feedback import Click, why_not_counted
 from core.application.language.shape import MAX_QUESTION_LENGTH
 from core.application.orchestrator import Question
+from core.application.ports import PendingClarification
 from core.bootstrap import Sourced
 from core.domain import Audience, Clarify, Outcome, Passage, Principal, Refused, Thread, presented_kind
-from core.storage import PendingClarification
 
 log = logging.getLogger(__name__)
 

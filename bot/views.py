@@ -25,10 +25,16 @@ from slack_sdk.models.views import View
 from bot.blocks import owner_link
 from bot.escaping import mrkdwn, plain
 from bot.surface import View as ViewId
-from core.application.catalog import Activity, DocumentSummary, counts_by_owner, last_ingest, newest_titles
+from core.application.catalog import (
+    Activity,
+    ConnectorStatus,
+    DocumentSummary,
+    counts_by_owner,
+    last_ingest,
+    newest_titles,
+)
 from core.application.language.shape import MAX_QUESTION_LENGTH
 from core.retrieval.ingest import plural
-from core.storage.connectors import ConnectorStatus
 
 READING_STATUS: Final = "is reading the documents..."
 PROMPTS_TITLE: Final = "Ask about your newest documents"

@@ -29,6 +29,7 @@ from core.application.ports import (
 )
 from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
+from core.application.service import Service
 from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config, parse_duration
 from core.connectors.sync import Syncer
 from core.llm.breaker import CircuitBreaker
@@ -126,6 +127,8 @@ class Sourced:
     conversations: Conversations
     turns: ConversationTurns
     followups: FollowUps
+    service: Service
+    """The one door front ends call: ask, the passage, feedback, Home (`core.application.service`)."""
     reader: Reader | None = None
 
     @property
@@ -337,6 +340,20 @@ def bootstrap(
                 else Ingestor(engine, progress=progress, rules=config.source_rules()))
     connector_state = SqlConnectorState(engine)
     turns = ConversationTurns(engine, ttl=timedelta(minutes=settings.conversation_ttl_minutes))
+    conversations = Conversations(orchestrator=orchestrator, turns=turns)
+    feedback, pending, catalog, activity = (FeedbackLog(engine), PendingClarifications(engine), SqlCatalog(engine),
+                                            SqlActivityLog(engine))
+    source_principals = SqlSourcePrincipals(engine)
+    export_key = settings.feedback_export_key
+    service = Service(
+        orchestrator=orchestrator, conversations=conversations, index=index, clarifications=pending,
+        decisions=audit_log, feedback=feedback, catalog=catalog, activity=activity,
+        connector_states=connector_state, source_principals=source_principals,
+        operators=frozenset(config.operators), connectors=[entry.name for entry in config.connectors],
+        streams_answers=settings.model != "extractive",
+        user_hash_key=settings.user_hash_key.get_secret_value().encode() if settings.user_hash_key else None,
+        feedback_export_key=export_key.get_secret_value().encode() if export_key is not None else None,
+    )
     sourced = Sourced(
         settings=settings,
         config=config,
@@ -346,21 +363,22 @@ def bootstrap(
         ingestor=ingestor,
         audit_log=audit_log,
         processed_events=ProcessedEvents(engine),
-        feedback=FeedbackLog(engine),
-        pending=PendingClarifications(engine),
+        feedback=feedback,
+        pending=pending,
         model=model,
-        catalog=SqlCatalog(engine),
-        activity=SqlActivityLog(engine),
+        catalog=catalog,
+        activity=activity,
         embedder_choice=choice,
         matcher=matcher,
         answerability=answerability,
         connector_state=connector_state,
-        source_principals=SqlSourcePrincipals(engine),
+        source_principals=source_principals,
         syncer=Syncer(ingestor, connector_state, full_every=parse_duration(config.full_sync_every),
                       owners={entry.name: entry.owner for entry in config.connectors}, progress=progress),
-        conversations=Conversations(orchestrator=orchestrator, turns=turns),
+        conversations=conversations,
         turns=turns,
         followups=followups,
+        service=service,
         reader=reader,
     )
     retrieval, *models = sourced.components()

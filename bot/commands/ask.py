@@ -31,10 +31,10 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     sourced = application(args, progress=False)
+    service = sourced.service
     principal = operator_principal(args.roles, guest=args.guest, user=args.user,
-                                   sources=sourced.source_principals.principals(args.email) if not args.guest
-                                   else frozenset())
-    outcome, evidence = sourced.orchestrator.ask_with_evidence(
+                                   sources=service.source_roles(args.email) if not args.guest else frozenset())
+    outcome, evidence = service.ask_with_evidence(
         Question(text=args.question, principal=principal, audience=Audience.only(principal)))
     if args.json:
         view = outcome_as_dict(outcome, answerability_note(evidence.assessment))

@@ -2,7 +2,6 @@
 
 import argparse
 import json
-import secrets
 import sys
 from collections.abc import Iterable
 from dataclasses import asdict
@@ -10,7 +9,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from bot.commands.common import add_config_option, application
-from core.storage import LabelledPair
+from core.application.feedback import LabelledPair
 
 
 def register(subparsers: Any) -> None:
@@ -31,18 +30,15 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    sourced = application(args, progress=False)
-    configured = sourced.settings.feedback_export_key
-    if configured is None:
+    export = application(args, progress=False).service.feedback_export(with_previews=args.with_previews)
+    if not export.keyed:
         print("readers hashed with a key for this export only: set SOURCED_FEEDBACK_EXPORT_KEY to compare them "
               "across exports", file=sys.stderr)
-    key = configured.get_secret_value().encode() if configured else secrets.token_bytes(32)
-    pairs = sourced.feedback.labelled_pairs(reader_key=key, with_previews=args.with_previews)
     if args.output is None:
-        written = write_jsonl(pairs, sys.stdout)
+        written = write_jsonl(export.pairs, sys.stdout)
     else:
         with args.output.open("w", encoding="utf-8") as out:
-            written = write_jsonl(pairs, out)
+            written = write_jsonl(export.pairs, out)
         print(f"wrote {written} labelled pairs to {args.output}", file=sys.stderr)
     return 0
 

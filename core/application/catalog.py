@@ -1,12 +1,13 @@
 """What the knowledge base holds for one audience, and what Sourced did lately: the App Home tab and the
 assistant's suggested prompts read these, never the search index.
 
-Both are ports: `Catalog` lists documents, already filtered to what an audience may see (a restricted document
-is absent from every count and title, as from retrieval); `ActivityLog` summarises the audit and feedback logs.
+All are ports: `Catalog` lists documents, already filtered to what an audience may see (a restricted document
+is absent from every count and title, as from retrieval); `ActivityLog` summarises the audit and feedback logs;
+`ConnectorStates` says how each connector's last sync went.
 """
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Protocol
@@ -50,6 +51,28 @@ class Activity:
 
 class ActivityLog(Protocol):
     def since(self, start: datetime) -> Activity: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConnectorStatus:
+    """A connector's last sync, as the operators' Home tab and `sourced doctor` show it."""
+
+    name: str
+    cursor: str | None = None
+    full_pass_at: datetime | None = None
+    attempted_at: datetime | None = None
+    succeeded_at: datetime | None = None
+    error: str | None = None
+    summary: str | None = None
+    documents: int = 0
+    unreadable: int = 0
+    """Items the last syncs could not read: out of the index until one reads them again."""
+
+
+class ConnectorStates(Protocol):
+    def statuses(self, names: Collection[str]) -> list[ConnectorStatus]:
+        """Each named connector's state, in order; one that never ran has no cursor and no dates."""
+        ...
 
 
 def newest_titles(documents: Sequence[DocumentSummary], *, limit: int) -> list[str]:

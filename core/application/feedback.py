@@ -6,13 +6,39 @@ only witness: it says who asked, who the reply was for and which chunks it showe
 decision and the chunk; like any value a request carries, it is a claim to check, never a fact.
 """
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final, Protocol
+from datetime import datetime
+from typing import Final, Literal, Protocol
 
 from core.application.audit import AuditRecord
 from core.domain.text import storable
 
 MAX_DECISION_ID: Final = 64
+Verdict = Literal["helpful", "not_helpful", "answered_it"]
+"""`answered_it`: one of a refusal's closest passages answered the question (it names the chunk)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FeedbackEntry:
+    correlation_id: str
+    user_ref: str
+    verdict: Verdict
+    at: datetime
+    chunk_id: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LabelledPair:
+    """One line of `sourced feedback export`: a question (by hash), a chunk, what a reader said of it, and who
+    said it as a keyed hash (one person's many clicks can be weighed as one person's, by nobody who lacks the
+    key can tell whose)."""
+
+    question_sha256: str
+    chunk_id: str
+    label: Verdict
+    reader: str
+    question_preview: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -27,6 +53,17 @@ class Click:
 
 class Decisions(Protocol):
     def get(self, correlation_id: str) -> AuditRecord | None: ...
+
+
+class FeedbackStore(Protocol):
+    """Readers' verdicts, one per reader and reply (`core.storage.FeedbackLog`)."""
+
+    def record(self, correlation_id: str, user_ref: str, verdict: Verdict, *,
+               chunk_id: str | None = None) -> FeedbackEntry | None:
+        """The stored entry, or None when this reader has already rated this reply."""
+        ...
+
+    def labelled_pairs(self, *, reader_key: bytes, with_previews: bool = False) -> Iterator[LabelledPair]: ...
 
 
 def why_not_counted(correlation_id: str, click: Click, *, decisions: Decisions,

@@ -9,6 +9,7 @@ from core.application.audit import AuditRecord
 from core.application.language.statements import Statement
 from core.domain import (
     Audience,
+    ClarifyOption,
     OutcomeKind,
     Passage,
     Reading,
@@ -221,6 +222,37 @@ class TurnStore(Protocol):
         ...
 
     def record(self, thread: Thread, *, message_id: str, correlation_id: str, turn: Turn) -> None: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class PendingClarification:
+    """A clarifying question waiting for the asker's click. Holds the raw question, hence the expiry."""
+
+    id: str
+    question: str
+    user_id: str
+    channel_id: str | None
+    options: tuple[ClarifyOption, ...]
+    created_at: datetime
+    expires_at: datetime
+    thread_ts: str | None = None
+
+
+class Clarifications(Protocol):
+    """Short-lived state between a clarifying question and the click that answers it."""
+
+    def save(self, *, question: str, user_id: str, channel_id: str | None, options: tuple[ClarifyOption, ...],
+             thread_ts: str | None = None) -> PendingClarification:
+        """Store it; its id goes into the buttons' values. `thread_ts`: the thread it was asked in."""
+        ...
+
+    def take(self, clarification_id: str) -> PendingClarification | None:
+        """Remove and return it, at most once; None if unknown or expired."""
+        ...
+
+    def purge_expired(self) -> int:
+        """Delete every clarification past its expiry, so raw questions do not outlive their use."""
+        ...
 
 
 class Corpus(Protocol):

@@ -18,13 +18,9 @@ from core.storage.repositories import (
     CLARIFICATION_TTL,
     CONVERSATION_TTL,
     ConversationTurns,
-    FeedbackEntry,
     FeedbackLog,
-    LabelledPair,
-    PendingClarification,
     PendingClarifications,
     ProcessedEvents,
-    Verdict,
 )
 
 __all__ = [
@@ -32,14 +28,10 @@ __all__ = [
     "CONVERSATION_TTL",
     "AudienceChanges",
     "ConversationTurns",
-    "FeedbackEntry",
     "FeedbackLog",
-    "LabelledPair",
-    "PendingClarification",
     "PendingClarifications",
     "ProcessedEvents",
     "SqlAuditLog",
-    "Verdict",
     "current_revision",
     "head_revision",
     "make_engine",

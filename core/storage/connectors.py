@@ -2,7 +2,6 @@
 sources' groups, by e-mail, which decide who holds a `group:` audience role (`core.domain.principal`)."""
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import Engine, delete, func, insert, select
@@ -10,6 +9,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
+from core.application.catalog import ConnectorStatus
 from core.domain import email_principals, group_principal
 from core.storage.tables import (
     ConnectorItemFailureRow,
@@ -18,20 +18,6 @@ from core.storage.tables import (
     DocumentRow,
     SourceGroupMemberRow,
 )
-
-
-@dataclass(frozen=True, kw_only=True)
-class ConnectorStatus:
-    name: str
-    cursor: str | None = None
-    full_pass_at: datetime | None = None
-    attempted_at: datetime | None = None
-    succeeded_at: datetime | None = None
-    error: str | None = None
-    summary: str | None = None
-    documents: int = 0
-    unreadable: int = 0
-    """Items the last syncs could not read: out of the index until one reads them again."""
 
 
 class SqlConnectorState:

@@ -7,15 +7,16 @@ Concurrency is settled by the database, not by locks in Python: several workers 
 
 import uuid
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, cast
 
 from sqlalchemy import Engine, delete, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.application.audit import user_reference
+from core.application.feedback import FeedbackEntry, LabelledPair, Verdict
+from core.application.ports import PendingClarification
 from core.domain import ClarifyOption, OutcomeKind, RecordedTurn, Thread, Turn
 from core.storage.tables import (
     AuditEventRow,
@@ -25,8 +26,6 @@ from core.storage.tables import (
     ProcessedEventRow,
 )
 
-Verdict = Literal["helpful", "not_helpful", "answered_it"]
-"""`answered_it`: one of a refusal's closest passages answered the question (it names the chunk)."""
 CLARIFICATION_TTL: Final = timedelta(minutes=15)
 CONVERSATION_TTL: Final = timedelta(minutes=60)
 """How long a turn's question is kept for follow-ups: a conversation in Slack rarely pauses longer, and a
@@ -122,28 +121,6 @@ class ProcessedEvents:
                                       ).rowcount
 
 
-@dataclass(frozen=True, kw_only=True)
-class FeedbackEntry:
-    correlation_id: str
-    user_ref: str
-    verdict: Verdict
-    at: datetime
-    chunk_id: str | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class LabelledPair:
-    """One line of `sourced feedback export`: a question (by hash), a chunk, what a reader said of it, and who
-    said it as a keyed hash (one person's many clicks can be weighed as one person's, by nobody who lacks the
-    key can tell whose)."""
-
-    question_sha256: str
-    chunk_id: str
-    label: Verdict
-    reader: str
-    question_preview: str | None = None
-
-
 class FeedbackLog:
     """Readers' verdicts on replies, one per reader and reply: the first counts, a second is not stored."""
 
@@ -195,20 +172,6 @@ class FeedbackLog:
                               at=row.at, chunk_id=row.chunk_id)
                 for row in session.scalars(statement)
             ]
-
-
-@dataclass(frozen=True, kw_only=True)
-class PendingClarification:
-    """A clarifying question waiting for the asker's click. Holds the raw question, hence the expiry."""
-
-    id: str
-    question: str
-    user_id: str
-    channel_id: str | None
-    options: tuple[ClarifyOption, ...]
-    created_at: datetime
-    expires_at: datetime
-    thread_ts: str | None = None
 
 
 class PendingClarifications:

@@ -11,10 +11,10 @@ from threading import Barrier
 from sqlalchemy import Engine
 
 from core.application.audit import AuditRecord, CitedId, ScoredId, question_preview, question_sha256, user_reference
+from core.application.feedback import LabelledPair
 from core.domain import ClarifyOption
 from core.storage import (
     FeedbackLog,
-    LabelledPair,
     PendingClarifications,
     ProcessedEvents,
     SqlAuditLog,

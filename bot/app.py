@@ -114,7 +114,7 @@ def _replies(sourced: Sourced, settings: SlackSettings, client: WebClient, ident
                                 changes=changes)
     audience = AudiencePolicy(client, channels=sourced.config.channels, ttl_s=ttl, sources=sources,
                               guests=GuestDirectory(client, ttl_s=ttl, changes=changes), changes=changes)
-    replies = Replies(sourced=sourced, client=client, identity=resolver, audience=audience, workers=workers,
+    replies = Replies(service=sourced.service, client=client, identity=resolver, audience=audience, workers=workers,
                       claims=claims, working_after_s=settings.working_after_s, bot_user_id=identity.user_id or None)
     return replies, AudienceFollower(changes, audience=audience, identity=resolver)
 

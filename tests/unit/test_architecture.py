@@ -49,6 +49,15 @@ def test_the_application_layer_depends_only_on_the_domain_and_shared_text() -> N
     assert offenders("core.application", lambda name: not name.startswith(adapters)) == []
 
 
+@pytest.mark.parametrize("package", ["bot.replies", "bot.listeners"])
+def test_the_slack_replies_reach_the_core_through_its_door_only(package: str) -> None:
+    """A front end knows one object and its verbs (`core.application.service`), never the container built in
+    `core.bootstrap` nor an adapter behind it."""
+    container = ("core.bootstrap", "core.storage", "core.retrieval", "core.llm", "core.connectors", "core.eval",
+                 "sqlalchemy")
+    assert offenders(package, lambda name: not name.startswith(container)) == []
+
+
 def test_importing_the_application_loads_no_adapter() -> None:
     """What the source's imports say must also hold when it runs: no package data read through an adapter
     package (which imports it, and everything it imports)."""

@@ -5,7 +5,8 @@ from typing import Any
 from slack_bolt import Ack, App, BoltContext, Respond
 
 from bot.identity import signed_ids
-from bot.replies import Place, Replies, Verdict
+from bot.replies import Replies
+from bot.replies.buttons import Place, Verdict
 from bot.surface import CLARIFY_ACTION, Action
 
 
@@ -24,7 +25,8 @@ def show_passage(ack: Ack, action: dict[str, Any], context: BoltContext, respond
     ids = signed_ids(context)
     if ids is not None:
         value = str(action.get("value") or "")
-        replies.submit("passage", lambda: replies.passage(ids, value=value, respond=respond), respond=respond)
+        replies.submit("passage", lambda: replies.buttons.passage(ids, value=value, respond=respond),
+                       respond=respond)
 
 
 def record_feedback(ack: Ack, body: dict[str, Any], context: BoltContext, respond: Respond,
@@ -34,7 +36,7 @@ def record_feedback(ack: Ack, body: dict[str, Any], context: BoltContext, respon
     if ids is not None:
         action_id, correlation_id, place = clicked(body)
         verdict: Verdict = "helpful" if action_id == Action.HELPFUL else "not_helpful"
-        replies.submit("feedback", lambda: replies.feedback(
+        replies.submit("feedback", lambda: replies.buttons.feedback(
             ids, correlation_id=correlation_id, verdict=verdict, place=place, respond=respond),
             respond=respond)
 
@@ -45,8 +47,8 @@ def record_answered_it(ack: Ack, body: dict[str, Any], context: BoltContext, res
     ids = signed_ids(context)
     if ids is not None:
         _, value, place = clicked(body)
-        replies.submit("feedback", lambda: replies.answered_it(ids, value=value, place=place, respond=respond),
-                       respond=respond)
+        replies.submit("feedback", lambda: replies.buttons.answered_it(
+            ids, value=value, place=place, respond=respond), respond=respond)
 
 
 def share_answer(ack: Ack, body: dict[str, Any], context: BoltContext, respond: Respond,
@@ -55,8 +57,8 @@ def share_answer(ack: Ack, body: dict[str, Any], context: BoltContext, respond: 
     ids = signed_ids(context)
     if ids is not None:
         _, question, place = clicked(body)
-        replies.submit("share", lambda: replies.share(ids, question=question, place=place, respond=respond),
-                       respond=respond)
+        replies.submit("share", lambda: replies.buttons.share(
+            ids, question=question, place=place, respond=respond), respond=respond)
 
 
 def choose_reading(ack: Ack, body: dict[str, Any], context: BoltContext, respond: Respond,
@@ -65,8 +67,8 @@ def choose_reading(ack: Ack, body: dict[str, Any], context: BoltContext, respond
     ids = signed_ids(context)
     if ids is not None:
         _, value, place = clicked(body)
-        replies.submit("clarify", lambda: replies.clarify(ids, value=value, place=place, respond=respond),
-                       respond=respond)
+        replies.submit("clarify", lambda: replies.buttons.clarify(
+            ids, value=value, place=place, respond=respond), respond=respond)
 
 
 def clicked(body: dict[str, Any]) -> tuple[str, str, Place]:

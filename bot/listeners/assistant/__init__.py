@@ -1,7 +1,8 @@
 """Slack's assistant panel, through Bolt's `Assistant`: a thread starts, its context changes, the person writes.
 
 Bolt acknowledges each event before calling these; each only hands its work to the reply pool, so no Web API
-call sits in the path Slack waits on. There each event is claimed first (`Replies.once`, `Replies.conversation`),
+call sits in the path Slack waits on. There each event is claimed first (`Replies.once`,
+`Conversations.conversation` in `bot.replies.conversations`),
 before any Web API call: a redelivered event greets, saves or looks up nothing a second time.
 """
 
@@ -14,7 +15,8 @@ from slack_bolt.context.save_thread_context import SaveThreadContext
 
 from bot.identity import SignedIds, signed_ids
 from bot.listeners.messages import delivery_of
-from bot.replies import AssistantThread, Replies
+from bot.replies import Replies
+from bot.replies.conversations import AssistantThread
 from bot.streaming import Conversation
 
 log = logging.getLogger(__name__)
@@ -36,7 +38,7 @@ def start_thread(body: dict[str, Any], request: BoltRequest, context: BoltContex
     say, set_suggested_prompts = context["say"], context["set_suggested_prompts"]
     delivery = delivery_of(body, request)
     replies.submit("assistant_thread", lambda: replies.once(delivery, "assistant_thread_started", lambda: (
-        replies.thread_started(ids, say=say, set_suggested_prompts=set_suggested_prompts))))
+        replies.conversations.greet(ids, say=say, set_suggested_prompts=set_suggested_prompts))))
 
 
 def remember_context(body: dict[str, Any], request: BoltRequest, save_thread_context: SaveThreadContext,
@@ -67,6 +69,6 @@ def answer_in_thread(body: dict[str, Any], request: BoltRequest, context: BoltCo
         return thread_context.channel_id if thread_context else None
 
     delivery = delivery_of(body, request)
-    replies.submit("assistant_message", lambda: replies.conversation(
+    replies.submit("assistant_message", lambda: replies.conversations.conversation(
         ids, event=delivery, place=place, text=text, channel_in_view=channel_in_view, assistant=tools,
         message_ts=str(event["ts"]), conversation_ts=place.thread_ts))

@@ -23,5 +23,5 @@ def ask(ack: Ack, command: dict[str, Any], context: BoltContext, respond: Respon
         return
     ack()
     channel_id = command.get("channel_id")
-    replies.submit("ask", lambda: replies.command(ids, channel_id=channel_id, text=text, respond=respond),
+    replies.submit("ask", lambda: replies.private.command(ids, channel_id=channel_id, text=text, respond=respond),
                    respond=respond)

@@ -6,7 +6,8 @@ from slack_bolt import App, BoltContext, BoltRequest
 
 from bot.identity import signed_ids
 from bot.mentions import strip_mention
-from bot.replies import Delivery, Replies
+from bot.replies import Replies
+from bot.replies.posting import Delivery
 from bot.surface import Event
 
 
@@ -28,5 +29,5 @@ def answer_mention(body: dict[str, Any], request: BoltRequest, context: BoltCont
     delivery = Delivery(event_id=str(body.get("event_id") or f"{channel_id}/{event['ts']}"),
                         retry=request.headers.get("x-slack-retry-num", [""])[0] or None)
     message_ts = str(event["ts"])
-    replies.submit("mention", lambda: replies.mention(ids, event=delivery, channel_id=channel_id,
-                                                      thread_ts=thread_ts, text=text, message_ts=message_ts))
+    replies.submit("mention", lambda: replies.mentions.mention(ids, event=delivery, channel_id=channel_id,
+                                                               thread_ts=thread_ts, text=text, message_ts=message_ts))

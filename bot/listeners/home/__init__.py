@@ -17,4 +17,4 @@ def publish_home(event: dict[str, Any], context: BoltContext, replies: Replies) 
     ids = signed_ids(context)
     if ids is None or event.get("tab", "home") != "home":
         return
-    replies.submit("home", lambda: replies.publish_home(ids))
+    replies.submit("home", lambda: replies.home.publish(ids))

@@ -8,7 +8,8 @@ from typing import Any
 from slack_bolt import App, BoltContext, BoltRequest
 
 from bot.identity import signed_ids
-from bot.replies import Delivery, Replies
+from bot.replies import Replies
+from bot.replies.posting import Delivery
 from bot.streaming import Conversation
 
 
@@ -26,7 +27,7 @@ def answer_direct_message(body: dict[str, Any], request: BoltRequest, context: B
                          user_id=ids.user_id, team_id=ids.team_id)
     text = str(event.get("text") or "")
     message_ts, conversation_ts = str(event["ts"]), str(event.get("thread_ts") or "")
-    replies.submit("direct_message", lambda: replies.conversation(
+    replies.submit("direct_message", lambda: replies.conversations.conversation(
         ids, event=delivery_of(body, request), place=place, text=text, message_ts=message_ts,
         conversation_ts=conversation_ts))
 

@@ -35,4 +35,4 @@ def ask_question(ack: Ack, view: dict[str, Any], context: BoltContext, replies: 
     if ids is None:
         return
     channel = str(view.get("private_metadata") or "") or None
-    replies.submit("shortcut_answer", lambda: replies.about_message(ids, channel_id=channel, text=text))
+    replies.submit("shortcut_answer", lambda: replies.private.about_message(ids, channel_id=channel, text=text))

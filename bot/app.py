@@ -108,7 +108,7 @@ def _replies(sourced: Sourced, settings: SlackSettings, client: WebClient, ident
              workers: ReplyWorkers, claims: EventClaims) -> tuple[Replies, AudienceFollower]:
     ttl = settings.cache_ttl_s
     changes = AudienceChanges(sourced.engine)
-    sources = sourced.source_principals.principals if sourced.config.connectors else None
+    sources = sourced.service.source_roles if sourced.config.connectors else None
     resolver = IdentityResolver(client, roles=sourced.config.roles, ttl_s=ttl, sources=sources or no_sources,
                                 home=Home(team_id=identity.team_id, enterprise_id=identity.enterprise_id),
                                 changes=changes)

@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         console.rule(style="dim")
         say(console, f"{number}. {example.question}", rest="   ", style="bold")
         say(console, f"as {example.roles or 'staff'}: {example.why}", first="   ", style="dim")
-        print_outcome(console, sourced.orchestrator.ask(
+        print_outcome(console, sourced.service.ask(
             Question(text=example.question, principal=principal, audience=Audience.only(principal))))
     console.print()
     console.rule(style="dim")

@@ -16,7 +16,7 @@ from bot import blocks
 from bot.audience import AudiencePolicy
 from bot.blocks import Message
 from bot.identity import SignedIds
-from bot.replies.posting import ReplyKit, Respond, ephemeral, error_code
+from bot.replies.posting import ReplyKit, Respond, ephemeral, error_code, log_reply
 from core.application.service import Choice
 from core.domain import Refused, presented_kind
 
@@ -57,6 +57,7 @@ class Buttons:
                     else AudiencePolicy.private(principal))
         question = kit.question(choice.question, principal, audience, ids=ids, channel_id=place.channel_id)
         outcome = kit.service.answer_choice(question, choice, message_id=place.message_ts)
+        log_reply(outcome, place.channel_id)
         message = kit.render(outcome, choice.question, principal, place.channel_id, in_channel=in_channel)
         self._replace(place, message, respond)
 

@@ -6,6 +6,7 @@ same audience scopes the question and the place the reply goes. Logs name ids, k
 what the person typed.
 """
 
+import logging
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
@@ -21,7 +22,9 @@ from bot.identity import IdentityResolver, SignedIds
 from core.application.conversation import ThreadMessage
 from core.application.orchestrator import Question
 from core.application.service import InThread, Service
-from core.domain import Audience, Clarify, Outcome, Principal
+from core.domain import Audience, Clarify, Outcome, Principal, presented_kind
+
+log = logging.getLogger(__name__)
 
 Respond = Callable[..., Any]
 """Bolt's `respond`: posts to the request's `response_url` (ephemeral by default)."""
@@ -54,7 +57,9 @@ class ReplyKit:
             in_thread: InThread | None = None, unanswered: Sequence[ThreadMessage] = ()) -> Outcome:
         """Ask the door for `audience`; a turn of a conversation goes `in_thread`."""
         question = self.question(text, principal, audience, ids=ids, channel_id=channel_id)
-        return self.service.ask(question, in_thread=in_thread, unanswered=unanswered)
+        outcome = self.service.ask(question, in_thread=in_thread, unanswered=unanswered)
+        log_reply(outcome, channel_id)
+        return outcome
 
     def render(self, outcome: Outcome, question: str, principal: Principal, channel_id: str | None, *,
                in_channel: bool = False, shareable: bool = False, in_thread: InThread | None = None) -> Message:
@@ -67,6 +72,12 @@ class ReplyKit:
                 thread_id=in_thread.thread.thread_id if in_thread is not None else None)
         return blocks.render(outcome, question=question, clarification_id=clarification_id,
                              shareable=shareable and outcome.kind == "answered", in_channel=in_channel)
+
+
+def log_reply(outcome: Outcome, channel_id: str | None) -> None:
+    """One line per reply: its decision, where, and the kind it presents."""
+    log.info("reply %s in %s: %s%s", outcome.correlation_id, channel_id or "-", presented_kind(outcome),
+             " (read as a follow-up)" if outcome.reading else "")
 
 
 def apologise(respond: Respond) -> None:

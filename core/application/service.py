@@ -27,7 +27,7 @@ from core.application.conversation import Conversations, ThreadMessage
 from core.application.feedback import Click, Decisions, FeedbackStore, LabelledPair, Verdict, why_not_counted
 from core.application.orchestrator import Evidence, Orchestrator, Question
 from core.application.ports import Clarifications, Index
-from core.domain import Audience, Clarify, Outcome, Passage, Principal, Thread, presented_kind
+from core.domain import Audience, Clarify, Outcome, Passage, Principal, Thread
 
 log = logging.getLogger(__name__)
 
@@ -115,13 +115,9 @@ class Service:
         """The outcome for the question's audience. A turn of a thread goes with the thread's earlier turns
         (ours, and `unanswered`: its messages Sourced did not answer) and is kept for the next follow-up."""
         if in_thread is None:
-            outcome = self._orchestrator.ask(question)
-        else:
-            outcome = self._conversations.ask(question, thread=in_thread.thread, message_id=in_thread.message_id,
-                                              unanswered=unanswered)
-        log.info("reply %s in %s: %s%s", outcome.correlation_id, question.channel_id or "-",
-                 presented_kind(outcome), " (read as a follow-up)" if outcome.reading else "")
-        return outcome
+            return self._orchestrator.ask(question)
+        return self._conversations.ask(question, thread=in_thread.thread, message_id=in_thread.message_id,
+                                       unanswered=unanswered)
 
     def ask_with_evidence(self, question: Question) -> tuple[Outcome, Evidence]:
         """The outcome and what the pipeline saw on the way (an operator's `sourced ask --json`)."""

@@ -2,8 +2,8 @@
 
 Bolt acknowledges each event before calling these; each only hands its work to the reply pool, so no Web API
 call sits in the path Slack waits on. There each event is claimed first (`Replies.once`,
-`Conversations.conversation` in `bot.replies.conversations`),
-before any Web API call: a redelivered event greets, saves or looks up nothing a second time.
+`replies.conversations.conversation`), before any Web API call: a redelivered event greets, saves or looks up
+nothing a second time.
 """
 
 import logging

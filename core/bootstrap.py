@@ -317,6 +317,7 @@ def bootstrap(
     model = model or build_model(settings, matcher, reader, answerability)
     followups = followups or build_followups(settings, model)
     risk = config.risk
+    policy = answer_policy(settings, config, model)
     orchestrator = Orchestrator(
         index=index,
         model=model,
@@ -326,7 +327,7 @@ def bootstrap(
         metrics=metrics or PrometheusMetrics(),
         router=OwnerRouter(known_gaps=config.gaps() if known_gaps is None else known_gaps,
                            default_owner=config.default_owner),
-        policy=answer_policy(settings, config, model),
+        policy=policy,
         embedder=embedder,
         matcher=matcher,
         answerability=answerability,
@@ -351,7 +352,7 @@ def bootstrap(
         connector_states=connector_state, source_principals=source_principals,
         operators=frozenset(config.operators), connectors=[entry.name for entry in config.connectors],
         streams_answers=settings.model != "extractive",
-        user_hash_key=settings.user_hash_key.get_secret_value().encode() if settings.user_hash_key else None,
+        user_hash_key=policy.user_hash_key,
         feedback_export_key=export_key.get_secret_value().encode() if export_key is not None else None,
     )
     sourced = Sourced(

@@ -207,7 +207,7 @@ def test_a_missing_or_malformed_key_file_is_one_line_and_a_failed_sync_doctor_re
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key_file))
     sourced = application(tmp_path / "db", config={"connectors": [{"name": "drive", "kind": "drive"}]})
     monkeypatch.setattr(sync_command, "application", lambda _args: sourced)
-    assert sync_command.run(argparse.Namespace(name=None, full=False)) == 1
+    assert sync_command.run(argparse.Namespace(name=None, full=False, check=False)) == 1
     said = capsys.readouterr()
     assert said.out.count("\n") == 1 and "FAILED" in said.out and "key file" in said.out
     assert "Traceback" not in said.err

@@ -47,7 +47,8 @@ def test_sourced_sync_purges_a_removed_connectors_documents_and_group_members_in
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     after = synced_then_removed(tmp_path)
     monkeypatch.setattr(sync_command, "application", lambda _args: after)
-    assert sync_command.run(argparse.Namespace(name=None, full=False)) == 2  # nothing left to sync, still purged
+    # nothing left to sync, still purged
+    assert sync_command.run(argparse.Namespace(name=None, full=False, check=False)) == 2
     said = capsys.readouterr().err.splitlines()
     purge_lines = [line for line in said if "'plant'" in line]
     assert len(purge_lines) == 1 and "2 documents" in purge_lines[0] and "purged" in purge_lines[0]
@@ -65,7 +66,7 @@ def test_a_renamed_connector_keeps_only_what_its_new_name_syncs(tmp_path: Path, 
     renamed.groups["facilities"] = set()  # in the source, ines left the group since
     monkeypatch.setattr(sync_command, "application", lambda _args: after)
     monkeypatch.setattr(syncing, "build_connector", lambda _entry: renamed)
-    assert sync_command.run(argparse.Namespace(name=None, full=False)) == 0
+    assert sync_command.run(argparse.Namespace(name=None, full=False, check=False)) == 0
     assert "'plant' is no longer in sourced.yml" in capsys.readouterr().err
     assert after.ingestor.stored_items("plant") == {}
     assert set(after.ingestor.stored_items("plant-2")) == {"plant-2:orchard", "plant-2:roster"}

@@ -28,6 +28,7 @@ from bot.commands.common import DEMO_CONFIG, DEMO_DATABASE, add_config_option, a
 from bot.settings import SlackSettings, SlackSettingsError, load_slack_settings
 from bot.slack_client import BotIdentity, SlackUnreachable, verify_bot_token, web_client
 from core.application.answerability.model import shipped_model
+from core.application.catalog import ConnectorStatus
 from core.application.language.instructions import instruction_lines
 from core.application.ports import Embedder, Reader
 from core.bootstrap import EmbedderChoice, build_reader, choose_embedder
@@ -51,7 +52,7 @@ from core.retrieval.embeddings import (
 )
 from core.retrieval.ingest import plural
 from core.retrieval.matcher import matcher_for
-from core.storage.connectors import ConnectorStatus, SqlConnectorState
+from core.storage.connectors import SqlConnectorState
 from core.storage.database import current_revision, head_revision, make_engine
 from core.storage.health import chunk_texts, embedded_chunks, index_size, stored_vectors
 from core.storage.postgres import (

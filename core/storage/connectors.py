@@ -19,10 +19,6 @@ from core.storage.tables import (
     SourceGroupMemberRow,
 )
 
-__all__ = ["ConnectorStatus", "SqlConnectorState", "SqlSourcePrincipals"]
-"""`ConnectorStatus` is the application's value (`core.application.catalog`), named here too for the callers
-that read it with the state."""
-
 
 class SqlConnectorState:
     def __init__(self, engine: Engine) -> None:

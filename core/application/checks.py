@@ -15,8 +15,10 @@ Each rule below is one reason a claim is refused as `unsupported_claim`:
 - the quote and its context do not cover the claim's content words (with an embedder: nor is the claim close in
   meaning), a clause of the claim is not covered by the quote and what it is said under, or a word of the claim
   comes from another sentence of the chunk;
+- a condition the claim sets stands neither in the quote nor in what scopes it (headings, a lead-in or question
+  that sets a condition, the asker's question): another sentence of the source is never a condition of this one;
 - the claim flips the quote: negation, direction of a bound, modality, or the subject a value belongs to (a
-  subject named elsewhere put in place of the quote's own);
+  subject named elsewhere put in place of the quote's own), each read in the clauses English makes (`facts`);
 - the claim gives the subject of the question the quote replies to what the quote says of its own subject
   ("Contractors get ..." quoting "Employees get ..." under "Can contractors get a laptop?");
 - with an embedder, a claim that is not the quote's own words is too far from it in meaning.
@@ -754,7 +756,8 @@ def _swapped_subject(claim_text: str, anchor: Anchor, context: QuoteContext) -> 
     key. A word of the quoted sentence may become the subject ("Items can be returned" for "Customers may return
     items"): words alone cannot tell a passive from a swap, and the overlap rules read those; but a passive moves
     the word, and a claim that says it where the quote does and again as its subject ("Team are paid from your
-    team's budget" quoting "Flights are paid from your team's budget") has taken a new one. Context
+    team's budget" quoting "Flights are paid from your team's budget") has taken a new one, unless it is the
+    word of the question the quote replies to (`_question_in_place_of_quote` judges those). Context
     says what "it", "this" or "we" stand for, never whom a value belongs to instead; a claim's own word for the
     subject, one its source never uses, is for the overlap and meaning rules to judge."""
     subject = [word for word in _claimed_subject(claim_text, "") if word not in STOPWORDS]
@@ -764,7 +767,8 @@ def _swapped_subject(claim_text: str, anchor: Anchor, context: QuoteContext) -> 
     names = _names(claim_text, f"{anchor.chunk.text}\n{context.text}")
     said_times = Counter(stem(word) for word in words(claim_text))
     quoted_times = Counter(content_stems(_quoted_sentences(anchor)))
-    moved = {word for word in claimed & quoted if said_times[word] <= quoted_times[word]}
+    asked = set(content_stems(" ".join([context.question, *(_asked_and_own(anchor, s)[0] for s in anchor.statements)])))
+    moved = {word for word in claimed & quoted if said_times[word] <= quoted_times[word] or word in asked}
     if not claimed or moved or not (claimed <= named or set(subject) <= names):
         return None
     said = {stem(word) for word in words(claim_text)}

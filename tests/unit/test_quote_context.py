@@ -259,6 +259,8 @@ PLAN = chunk("hr#plan", "The plan lists four goals agreed with the HRBP. A plan 
 CONFERENCES = chunk("learning#travel", "The ticket comes out of your learning budget. Flights and hotels for a "
                     "conference are paid from your team's travel budget.", doc_id="learning", title="Learning",
                     heading="Learning > Conferences").chunk
+DOGS = chunk("office#dogs", "- Can I bring my dog to the office?\n  - Pets are welcome on Office Dog day only.",
+             doc_id="office", title="Office", heading="Office > Pets").chunk
 CHANGES = chunk("changes#board", "The board meets on Tuesdays. Submit risky changes in the tracker by noon on the day "
                 "before.", doc_id="changes", title="Changes", heading="Changes > Board").chunk
 PENSIONS = chunk("benefits#pensions", "Payroll runs through Paystream. We cannot offer pensions to contractors.",
@@ -276,6 +278,8 @@ def test_a_passive_moves_a_word_of_the_quote_it_does_not_repeat_it() -> None:
     quote = "Flights and hotels for a conference are paid from your team's travel budget."
     passes("Conference flights and hotels are paid from your team's travel budget.", CONFERENCES, quote)
     assert "gives" in refused("Team are paid from your team's travel budget.", CONFERENCES, quote)
+    # the word of the question the quote replies to is the asker's own, judged by the question-subject rule
+    passes("Dogs are welcome on Office Dog day only.", DOGS, "Pets are welcome on Office Dog day only.")
 
 
 def test_what_an_instruction_acts_on_is_its_subject_made_passive() -> None:

@@ -63,8 +63,8 @@ _MODALITIES: Final[tuple[tuple[Modality, str], ...]] = (
                    r"compulsory"),
     ("recommendation", r"should|recommended|encouraged|ought"),
     ("permission", r"may(?!\s+\d)|can|could|allowed|permitted|optional|eligible|entitled|(?:the )?ability to|"
-                   r"able to|(?:is it|it is|it's|that's|that is)\s+(?:ok|okay|fine|alright|all right)\s+(?:if|to)|"
-                   r"feel free to"),
+                   r"(?:un)?able to|(?:is it|it is|it's|that's|that is)\s+(?:ok|okay|fine|alright|all right)\s+"
+                   r"(?:if|to)|feel free to"),
 )
 _MODALITY: Final = re.compile(r"\b(?:" + "|".join(f"(?P<{m}>{p})" for m, p in _MODALITIES) + r")\b",
                               re.IGNORECASE)

@@ -175,7 +175,8 @@ SQUADS = chunk("squads#two", "Only if they work in a supporting role.", doc_id="
                heading="Squads > FAQ > Can someone join two squads?").chunk
 MILES = chunk("travel#miles", "Want to fly business class with your own miles? Upgrade afterwards using those miles.",
               doc_id="travel", title="Travel", heading="Travel > Flights").chunk
-CARRYOVER = chunk("leave#carry", "Each team carries its own budget. Carryover: to 31 March of the next year. Unused "
+CARRYOVER = chunk("leave#carry", "Each team carries its own budget. Carryover: to 31 March of the next year, only if "
+                  "unable to take it due to illness. Unused "
                   "days last at most 15 months after the year ends.", doc_id="leave", title="Leave",
                   heading="Leave > Annual leave").chunk
 
@@ -202,6 +203,12 @@ def test_a_direction_the_quote_never_says_is_a_flip_of_the_one_it_does() -> None
 def test_a_compound_is_one_word_written_open_or_closed_and_a_hyphen_makes_no_comparison() -> None:
     passes("Annual leave carries over to 31 March of the next year.", CARRYOVER,
            "Carryover: to 31 March of the next year.")
+    # "unable to" is "not able to": a negation and a permission, as "could not" is
+    quote = "Carryover: to 31 March of the next year, only if unable to take it due to illness."
+    passes("Annual leave carries over to 31 March of the next year, only if it could not be taken due to illness.",
+           CARRYOVER, quote)
+    assert "negation" in refused("Annual leave carries over to 31 March of the next year, only if it could be taken "
+                                 "due to illness.", CARRYOVER, quote)
     quote = "Unused days last at most 15 months after the year ends."
     passes("Carried-over days last at most 15 months after the year ends.", CARRYOVER, quote)
     assert "comparison" in refused("Carried-over days last at least 15 months after the year ends.", CARRYOVER,

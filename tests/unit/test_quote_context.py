@@ -131,3 +131,172 @@ def test_the_organisation_is_the_name_nearly_every_document_writes_a_vendor_is_n
     documents += [("doc-4", "Laptops are ordered from Ledgerly by the desk. At Northwind, we lend them.")]
     assert organisation_names(documents) == frozenset({"northwind"})
     assert organisation_names(documents[:2]) == frozenset()  # too few documents to tell
+
+
+# -- how English splits a sentence into what each part says -------------------------------------------------
+
+WAITING = chunk("rfc#waiting", "You need not wait a week - two days is enough for small changes.", doc_id="rfc",
+                title="RFCs", heading="RFCs > Deciding").chunk
+BADGES = chunk("badges#lost", "If your badge is lost or no longer opens the doors, ask reception for a new one. We "
+               "book trains through Railtix and Railtix does not refund cancelled tickets.", doc_id="badges",
+               title="Office", heading="Office > Badges").chunk
+MEMO = chunk("cards#own", "Used your own card for a company purchase? Claim what you bought in Ledgerly within 30 "
+             "days, with a memo (context on what you bought and why the company card wasn't used).", doc_id="cards",
+             title="Cards", heading="Cards > Paying yourself").chunk
+
+
+def test_a_spaced_dash_sets_a_clause_apart_and_its_negation_stays_there() -> None:
+    quote = "You need not wait a week - two days is enough for small changes."
+    passes("Two days is enough for small changes.", WAITING, quote)
+    assert "negation" in refused("Two days is not enough for small changes.", WAITING, quote)
+
+
+def test_a_conjunct_that_denies_on_its_own_keeps_its_negation() -> None:
+    quote = "If your badge is lost or no longer opens the doors, ask reception for a new one."
+    passes("If your badge is lost, ask reception for a new one.", BADGES, quote)
+    assert "negation" in refused("If your badge is not lost, ask reception for a new one.", BADGES, quote)
+    quote = "We book trains through Railtix and Railtix does not refund cancelled tickets."
+    passes("Trains are booked through Railtix.", BADGES, quote)
+    assert "negation" in refused("Trains are not booked through Railtix.", BADGES, quote)
+
+
+def test_a_negation_is_restated_by_the_words_around_it_with_it_or_without_it() -> None:
+    quote = ("Claim what you bought in Ledgerly within 30 days, with a memo (context on what you bought and why the "
+             "company card wasn't used).")
+    passes("Claim what you bought in Ledgerly within 30 days, with a memo explaining what you bought and why the "
+           "company card wasn't used.", MEMO, quote)
+    assert "negation" in refused("Claim what you bought in Ledgerly within 30 days, with a memo explaining what you "
+                                 "bought and why the company card was used.", MEMO, quote)
+
+
+GUESTS = chunk("offsite#guests", "Is it ok to bring a guest to the offsite? It is fine to bring one guest.",
+               doc_id="offsite", title="Offsite", heading="Offsite > Guests").chunk
+SQUADS = chunk("squads#two", "Only if they work in a supporting role.", doc_id="squads", title="Squads",
+               heading="Squads > FAQ > Can someone join two squads?").chunk
+MILES = chunk("travel#miles", "Want to fly business class with your own miles? Upgrade afterwards using those miles.",
+              doc_id="travel", title="Travel", heading="Travel > Flights").chunk
+CARRYOVER = chunk("leave#carry", "Each team carries its own budget. Carryover: to 31 March of the next year, only if "
+                  "unable to take it due to illness. Unused "
+                  "days last at most 15 months after the year ends.", doc_id="leave", title="Leave",
+                  heading="Leave > Annual leave").chunk
+
+
+def test_it_is_fine_to_grants_a_permission() -> None:
+    quote = "It is fine to bring one guest."
+    passes("You may bring one guest to the offsite.", GUESTS, quote)
+    assert "modality" in refused("You must bring one guest to the offsite.", GUESTS, quote)
+
+
+def test_a_reply_has_the_modality_of_the_question_it_answers() -> None:
+    quote = "Only if they work in a supporting role."
+    passes("Someone can join two squads only if they work in a supporting role.", SQUADS, quote)
+    assert "modality" in refused("Someone must join two squads only if they work in a supporting role.", SQUADS,
+                                 quote)
+
+
+def test_a_direction_the_quote_never_says_is_a_flip_of_the_one_it_does() -> None:
+    quote = "Upgrade afterwards using those miles."
+    passes("Afterwards, upgrade to business class with your own miles.", MILES, quote)
+    assert "comparison" in refused("Beforehand, upgrade to business class with your own miles.", MILES, quote)
+
+
+def test_a_compound_is_one_word_written_open_or_closed_and_a_hyphen_makes_no_comparison() -> None:
+    passes("Annual leave carries over to 31 March of the next year.", CARRYOVER,
+           "Carryover: to 31 March of the next year.")
+    # "unable to" is "not able to": a negation and a permission, as "could not" is
+    quote = "Carryover: to 31 March of the next year, only if unable to take it due to illness."
+    passes("Annual leave carries over to 31 March of the next year, only if it could not be taken due to illness.",
+           CARRYOVER, quote)
+    assert "negation" in refused("Annual leave carries over to 31 March of the next year, only if it could be taken "
+                                 "due to illness.", CARRYOVER, quote)
+    quote = "Unused days last at most 15 months after the year ends."
+    passes("Carried-over days last at most 15 months after the year ends.", CARRYOVER, quote)
+    assert "comparison" in refused("Carried-over days last at least 15 months after the year ends.", CARRYOVER,
+                                   quote)
+
+
+ROTA = chunk("rota#layers", "The rota has 3 weekday layers:\n\n- Europe (06:00 to 14:00 UTC) - (8 hours)\n"
+             "- Americas (14:00 to 22:00 UTC) - (8 hours)", doc_id="rota", title="On call", heading="On call > Rota"
+             ).chunk
+PREMIUM = chunk("health#premium", "Enrolment opens in November. The company pays 100% of the premium for staff, and "
+                "80% for partners.", doc_id="health", title="Benefits", heading="Benefits > Health").chunk
+
+
+def test_a_list_items_lead_in_is_said_of_every_value_of_the_item() -> None:
+    quote = "Europe (06:00 to 14:00 UTC) - (8 hours)"
+    passes("The Europe weekday layer of the rota runs from 06:00 to 14:00 UTC, 8 hours.", ROTA, quote)
+    assert refused("The Americas weekday layer of the rota runs from 06:00 to 14:00 UTC.", ROTA, quote)
+
+
+def test_a_phrase_that_opens_with_its_value_leaves_its_verb_to_the_phrase_before() -> None:
+    quote = "The company pays 100% of the premium for staff, and 80% for partners."
+    passes("The company pays 80% of the premium for partners, and 100% for staff.", PREMIUM, quote)
+    assert "80" in refused("The company pays 80% of the premium for staff.", PREMIUM, quote)
+    assert "100" in refused("The company pays 100% of the premium for partners.", PREMIUM, quote)
+
+
+# -- a condition is a fact ------------------------------------------------------------------------------------
+
+BUDGET = chunk("learning#amount", "The budget resets on 1 January. If you join after 1 July, you get half of the "
+               "yearly amount.", doc_id="learning", title="Learning", heading="Learning > Amount").chunk
+GERMAN_LEAVE = chunk("leave#de", "You get 20 days of paid leave a year.", doc_id="leave", title="Leave",
+                     heading="Leave > Germany").chunk
+PHISHING = chunk("security#clicked", "Speed matters more than anything:\n\n- Tell the security desk within 15 "
+                 "minutes.\n- Change your password from another device.", doc_id="security", title="Security",
+                 heading="Security > Clicked a link").chunk
+
+
+def test_a_condition_stands_in_the_quote_or_what_scopes_it_never_in_another_sentence() -> None:
+    quote = "If you join after 1 July, you get half of the yearly amount."
+    passes("If you join after 1 July, you get half of the yearly amount.", BUDGET, quote)
+    assert "condition" in refused("You get half of the yearly amount, only if the yearly amount resets on 1 "
+                                  "January.", BUDGET, quote)
+    passes("If you work in Germany, you get 20 days of paid leave a year.", GERMAN_LEAVE,
+           "You get 20 days of paid leave a year.")
+    quote = "Tell the security desk within 15 minutes."
+    passes("Tell the security desk within 15 minutes.", PHISHING, quote)
+    assert "condition" in refused("Tell the security desk within 15 minutes, only if speed matters more than "
+                                  "anything.", PHISHING, quote)
+
+
+# -- whose it is ----------------------------------------------------------------------------------------------
+
+PLAN = chunk("hr#plan", "The plan lists four goals agreed with the HRBP. A plan may be extended once, by up to 30 "
+             "days, if the person is close to the goals.", doc_id="hr", title="HR", heading="HR > Plans").chunk
+CONFERENCES = chunk("learning#travel", "The ticket comes out of your learning budget. Flights and hotels for a "
+                    "conference are paid from your team's travel budget.", doc_id="learning", title="Learning",
+                    heading="Learning > Conferences").chunk
+DOGS = chunk("office#dogs", "- Can I bring my dog to the office?\n  - Pets are welcome on Office Dog day only.",
+             doc_id="office", title="Office", heading="Office > Pets").chunk
+CHANGES = chunk("changes#board", "The board meets on Tuesdays. Submit risky changes in the tracker by noon on the day "
+                "before.", doc_id="changes", title="Changes", heading="Changes > Board").chunk
+PENSIONS = chunk("benefits#pensions", "Payroll runs through Paystream. We cannot offer pensions to contractors.",
+                 doc_id="benefits", title="Benefits", heading="Benefits > Pensions").chunk
+
+
+def test_a_condition_clauses_subject_is_not_what_the_sentence_speaks_of() -> None:
+    quote = "A plan may be extended once, by up to 30 days, if the person is close to the goals."
+    passes("A plan may be extended once, by up to 30 days, if the person is close to the goals.", PLAN, quote)
+    assert "gives" in refused("The HRBP may be extended once, by up to 30 days, if the person is close to the goals.",
+                              PLAN, quote)
+
+
+def test_a_passive_moves_a_word_of_the_quote_it_does_not_repeat_it() -> None:
+    quote = "Flights and hotels for a conference are paid from your team's travel budget."
+    passes("Conference flights and hotels are paid from your team's travel budget.", CONFERENCES, quote)
+    assert "gives" in refused("Team are paid from your team's travel budget.", CONFERENCES, quote)
+    # the word of the question the quote replies to is the asker's own, judged by the question-subject rule
+    passes("Dogs are welcome on Office Dog day only.", DOGS, "Pets are welcome on Office Dog day only.")
+
+
+def test_what_an_instruction_acts_on_is_its_subject_made_passive() -> None:
+    quote = "Submit risky changes in the tracker by noon on the day before."
+    passes("Risky changes must be submitted in the tracker by noon on the day before.", CHANGES, quote)
+    assert "gives" in refused("Tuesdays must be submitted in the tracker by noon on the day before.", CHANGES, quote)
+
+
+def test_only_the_organisation_stands_for_we_not_a_name_of_the_context() -> None:
+    quote = "We cannot offer pensions to contractors."
+    passes("Northwind cannot offer pensions to contractors.", PENSIONS, quote, organisation=("Northwind",))
+    assert "names" in refused("Paystream cannot offer pensions to contractors.", PENSIONS, quote,
+                              organisation=("Northwind",))

@@ -192,3 +192,18 @@ def test_a_statement_quotes_the_chunk_verbatim_markup_and_table_rows_included() 
         assert quote in rates.text
         claim = EnvelopeClaim(text=text, chunk_ids=["returns#1"], quote=quote)
         assert isinstance(claim_support(claim, [rates]), Supported)
+
+
+def test_a_claim_of_two_cells_is_read_against_those_cells_under_their_headers_not_the_whole_row() -> None:
+    table = chunk("| Severity | What it means | Acknowledge a page within |\n|---|---|---|\n"
+                  "| SEV1 | Payments down for every merchant | 5 minutes |\n"
+                  "| SEV2 | A major feature broken for some merchants | 15 minutes |",
+                  heading="On-call Runbook > Severity levels")
+    claim = EnvelopeClaim(text="A SEV2 page must be acknowledged within 15 minutes.", chunk_ids=["returns#1"],
+                          quote="| SEV2 | A major feature broken for some merchants | 15 minutes |")
+    # the whole row reads as what a severity means; the two cells the claim states read as the claim does
+    embedder = ScriptedEmbedder({"what it means": 2, "broken": 2, "acknowledge": 1})
+    assert unsupported_reason(claim, [table], embedder) is None
+    moved = EnvelopeClaim(text="A SEV2 page must be acknowledged within 5 minutes.", chunk_ids=["returns#1"],
+                          quote=claim.quote)
+    assert "numbers" in (unsupported_reason(moved, [table], embedder) or "")

@@ -15,8 +15,10 @@ Each rule below is one reason a claim is refused as `unsupported_claim`:
 - the quote and its context do not cover the claim's content words (with an embedder: nor is the claim close in
   meaning), a clause of the claim is not covered by the quote and what it is said under, or a word of the claim
   comes from another sentence of the chunk;
+- a condition the claim sets stands neither in the quote nor in what scopes it (headings, a lead-in or question
+  that sets a condition, the asker's question): another sentence of the source is never a condition of this one;
 - the claim flips the quote: negation, direction of a bound, modality, or the subject a value belongs to (a
-  subject named elsewhere put in place of the quote's own);
+  subject named elsewhere put in place of the quote's own), each read in the clauses English makes (`facts`);
 - the claim gives the subject of the question the quote replies to what the quote says of its own subject
   ("Contractors get ..." quoting "Employees get ..." under "Can contractors get a laptop?");
 - with an embedder, a claim that is not the quote's own words is too far from it in meaning.
@@ -24,10 +26,11 @@ Each rule below is one reason a claim is refused as `unsupported_claim`:
 
 import difflib
 import hashlib
+import itertools
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Final, Protocol
 
@@ -72,6 +75,13 @@ MIN_CLAUSE_WORDS: Final = 3
 MIN_CLAUSE_OVERLAP: Final = 0.5
 """A clause of the claim with at least `MIN_CLAUSE_WORDS` content words must have this share in the quote: an
 added clause ("..., and receipts are not needed") is not covered by the rest of the claim being right."""
+MIN_CONDITION_WORDS: Final = 2
+"""A condition of the claim with this many content words or more must stand in its quote or scope
+(`_unstated_condition`): "if needed" restates "when necessary"."""
+_IN_THAT_CASE: Final = re.compile(r"\b(?:in (?:that|this|which|such a) case|if so|where this is the case)\b",
+                                  re.IGNORECASE)
+_CONDITIONING: Final = re.compile(r"\b(?:if|unless|provided(?: that)?|providing|as long as|on condition that)\b",
+                                  re.IGNORECASE)
 SUPPORT_FLOOR: Final = 0.5
 """With an embedder: a claim that is not its quote's own words needs at least this cosine to the quote."""
 DIRECT_OVERLAP: Final = 0.9
@@ -99,12 +109,24 @@ _QUESTION: Final = re.compile(r"[^.!?:;]*\?")
 _LEADING_CLAUSE: Final = re.compile(
     r"^\W*(?:if|when|whenever|before|after|once|unless|while|until|during)\b[^,;:]*[,;:]\s*", re.IGNORECASE)
 """A condition a claim opens with ("If a laptop is stolen, ..."): its main clause's subject comes after it."""
+_SUBORDINATE: Final = re.compile(r"^\W*(?:if|when|whenever|unless|once|while|until|provided|as long as)\b",
+                                 re.IGNORECASE)
+"""A clause that sets a condition on the sentence's main one ("..., if the person is close to the goals")."""
 _REFERRING_PRONOUNS: Final = frozenset({"they", "it", "he", "she", "this", "these", "those"})
 _REFERRING: Final = _REFERRING_PRONOUNS | FIRST_PERSON | frozenset(
     {"that", "them", "its", "their", "his", "her", "him", "such", "here", "there", "you", "your"})
 """Words that stand for something said elsewhere: a claim may say what they stand for in their place."""
+_FIRST_PERSON_SPAN: Final = 3
+_ROW_CELLS: Final = 3
+"""A row of this many cells or more is read, for meaning, as the cells a claim states (`_stated_cells`)."""
+_DETERMINERS: Final = frozenset({"the", "a", "an", "your", "our", "their", "this", "these", "those", "that", "any",
+                                  "all", "each", "every", "its", "his", "her", "my"})
 _JOINING_WORDS: Final = frozenset({"and", "or", "like", "plus", "also", "too"})
 """Words that join a second subject to the quote's ("Employees and contractors get ...")."""
+_NEGATION_WORDS: Final = frozenset({"not", "no", "never"})
+_CONTRACTED_NEGATIONS: Final = {"can't": "can", "cannot": "can", "won't": "will", "shan't": "shall"}
+_NEGATION_REACH: Final = 2
+"""How many words on either side of a negation say which clause it belongs to (`_around_negations`)."""
 _SENTENCE: Final = re.compile(r"(?<=[.!?])\s+|\n+")
 _OPENERS: Final = frozenset({"however", "instead", "otherwise", "also", "therefore", "meanwhile", "afterwards"})
 _OPENING: Final = re.compile(r"^\W*((?:\w+\s+){0,2}\w+),\s+")
@@ -371,11 +393,20 @@ def _missing_names(claim_text: str, anchor: Anchor, context: QuoteContext, organ
     takes the place of a word of the quote ("the first PTO paycheck" for "the first February paycheck"; in
     place of "it" or "she" it says whom the quote means); or it is the organisation the quote calls "we"."""
     quoted = _word_parts(anchor.evidence)
-    in_place = _substituted(claim_text, anchor.evidence)
+    in_place = _substituted(claim_text, anchor.evidence) | _for_first_person(claim_text, anchor.evidence)
     missing = sorted(name for name in _names(claim_text, f"{anchor.chunk.text}\n{asking.sources_text}")
                      if name not in quoted and name not in organisation
                      and (name in in_place or not context.names(name.removesuffix("'s"))))
     return f"names not in the quote: {missing}" if missing else None
+
+
+def _for_first_person(claim_text: str, evidence: str) -> set[str]:
+    """The claim's words that stand, a few for a few, where the quote says "we" or "our" ("Deel is unable" for
+    "Unfortunately, we are unable"): only the organisation's name may (`_organisation_names`), never another name
+    of the context, such as a vendor's."""
+    return {word for claimed, quoted, _ in _replacements(claim_text, evidence)
+            if FIRST_PERSON & set(quoted) and len(claimed) <= _FIRST_PERSON_SPAN and len(quoted) <= _FIRST_PERSON_SPAN
+            for word in claimed}
 
 
 def _organisation_names(claim_text: str, anchor: Anchor, asking: Asking) -> set[str]:
@@ -441,13 +472,72 @@ def _uncovered(claim_text: str, anchor: Anchor, similarity: "_Similarity", conte
     for clause in facts.clauses(claim_text):
         if len(content_stems(clause)) >= MIN_CLAUSE_WORDS and content_overlap(clause, framed) < MIN_CLAUSE_OVERLAP:
             return f"the quote does not state {clause!r}"
+    reason = _unstated_condition(claim_text, anchor, context)
+    if reason is not None:
+        return reason
     known = set(content_stems(stated)) | {stem(part) for part in _word_parts(stated)}
     elsewhere = set(content_stems(_outside(anchor))) - known
     imported = sorted({word for word in words(claim_text) if stem(word) in elsewhere and word not in STOPWORDS
-                       and word not in organisation and not facts.negations(word)})
+                       and word not in organisation and not facts.negations(word)}
+                      - _compounded(claim_text, stated))
     if imported:
         return f"words from elsewhere in the chunk, not in the quote: {imported}"
     return None
+
+
+def _unstated_condition(claim_text: str, anchor: Anchor, context: QuoteContext) -> str | None:
+    """A condition the claim sets ("..., only if X", "If X, ...") is a fact: it must stand in the quote, in what
+    scopes it (`QuoteContext.scope`: its headings, or a lead-in or question of its own that sets a condition) or
+    in the asker's question. Half its words there at least, and none taken from another sentence of the source
+    or of the quote's context (the sentences before it say what "it" stands for, never a condition). A list item
+    is read here without its lead-in: a lead-in that sets no condition states a fact of its own. A quote whose
+    own condition points back ("If this happens, ...", "If so, ...", "In that case, ...") has it in the sentences
+    before it."""
+    own = "\n".join(plain(anchor.chunk.text[statement.start:statement.end]) if statement.kind == "item" else piece
+                    for statement, piece in zip(anchor.statements, anchor.pieces, strict=True))
+    referring = _REFERRING_PRONOUNS | {"that", "so", "such"}
+    if any(set(words(condition)) & referring for condition in _conditions(own)) or _IN_THAT_CASE.search(own):
+        own = f"{own}\n{context.before}"
+    scoped = f"{own}\n{context.scope}\n{context.question}"
+    stated = set(content_stems(scoped)) | {stem(part) for part in _word_parts(scoped)}
+    elsewhere = set(content_stems(f"{_outside(anchor)}\n{context.framing}\n{context.before}")) - stated
+    for condition in _conditions(claim_text):
+        claimed = content_stems(condition)
+        if len(claimed) < MIN_CONDITION_WORDS:
+            continue
+        held = sum(word in stated for word in claimed)
+        taken = sorted({word for word in claimed if word in elsewhere})
+        if held * 2 < len(claimed) or taken:
+            return f"the quote does not set the condition {condition!r}"
+    return None
+
+
+def _conditions(claim_text: str) -> list[str]:
+    """The conditions a claim sets: from "if", "unless", "provided", "as long as" to the end of its clause (to
+    the comma after a condition that opens the sentence, "If X, ..."; to the end of the sentence after one set
+    later, "..., only if X.")."""
+    found = []
+    for sentence in _SENTENCE.split(claim_text):
+        for match in _CONDITIONING.finditer(sentence):
+            rest = sentence[match.end():]
+            opens = not sentence[:match.start()].strip(" \t\"'(*_-")
+            end = re.search(r"[,;]" if opens else r";", rest)
+            found.append(rest[:end.start()] if end else rest)
+    return found
+
+
+def _compounded(claim_text: str, stated: str) -> set[str]:
+    """The claim's words that are a compound of the stated text written the other way, open or closed: "carries
+    over" for "Carryover", "log in" for "login", "login" for "log in". The same word, not one from elsewhere."""
+    claim, said = words(claim_text), words(stated)
+    closed = set(said)
+    opened = {first + second for first, second in itertools.pairwise(said)}
+    found = {word for word in claim if word in opened}
+    for first, second in itertools.pairwise(claim):
+        if any(len(word) > len(second) and word.endswith(second) and stem(word[:-len(second)]) == stem(first)
+               for word in closed):
+            found |= {first, second}
+    return found
 
 
 def _outside(anchor: Anchor) -> str:
@@ -470,14 +560,17 @@ def _flipped_polarity(claim_text: str, evidence: str, *, said: str = "") -> str 
 
 def _flipped_bound(claim_text: str, evidence: str) -> str | None:
     """"at least" where the quote says "at most", "after" where it says "before"; "under 5,000" where the
-    quote's range starts at 5,000."""
+    quote's range starts at 5,000. A direction is read in the clauses the claim restates, and in the whole quote
+    when the claim's own is nowhere in it ("Before booking, upgrade" quoting "Upgrade thereafter")."""
     stated_bounds = facts.bounds(evidence)
     for value, direction in sorted(facts.bounds(claim_text)):
         if (value, facts.opposite(direction)) in stated_bounds and (value, direction) not in stated_bounds:
             return f"comparison flipped: '{direction}' {value} in the claim, '{facts.opposite(direction)}' in the quote"
     stated = set().union(*(facts.directions(clause) for clause in _used_clauses(claim_text, evidence)))
+    anywhere = facts.directions(evidence)
     for direction in sorted(facts.directions(claim_text)):
-        if direction not in stated and facts.opposite(direction) in stated:
+        if (direction not in stated and facts.opposite(direction) in stated) \
+                or (direction not in anywhere and facts.opposite(direction) in anywhere):
             return f"comparison flipped: '{direction}' in the claim, '{facts.opposite(direction)}' in the quote"
     return None
 
@@ -511,8 +604,13 @@ def _instructs(evidence: str) -> bool:
 
 
 def _lead_in_modalities(anchor: Anchor) -> set[facts.Modality]:
-    """The modal words of the lead-ins the quoted list items are read after."""
-    return set().union(*(facts.modalities(s.context) for s in anchor.statements if s.kind == "item"))
+    """The modal words of the lead-ins the quoted list items are read after, and of the questions the quote
+    replies to (those it is read after, or a section whose title asks: "Can someone join two teams?" above "Only
+    if they're in a supporting role." grants a permission, "Must I ...? Only if ..." sets an obligation)."""
+    title = anchor.chunk.passage.heading.rsplit(" > ", 1)[-1].strip()
+    asked = [s.asked for s in anchor.statements] + ([title] if title.endswith("?") else [])
+    return set().union(*(facts.modalities(s.context) for s in anchor.statements if s.kind == "item"),
+                       *(facts.modalities(" ".join(_QUESTION.findall(question))) for question in asked))
 
 
 def _without_heading(claim_text: str, heading: str) -> str:
@@ -547,7 +645,36 @@ def _used_clauses(claim_text: str, evidence: str) -> list[str]:
     replies = [index for index, mine in enumerate(stems) if not mine and (
         f" {' '.join(words(clauses[index]))} " in said
         or (index and clauses[index - 1].endswith("?") and stems[index - 1] <= claim))]
-    return [clause for index, clause in enumerate(clauses) if clause in used or index in replies]
+    affirmed = f" {' '.join(_affirmed(claim_text)[0])} "
+    around = [index for index, clause in enumerate(clauses) if any(
+        f" {' '.join(window)} " in affirmed for window in _around_negations(clause))]
+    return [clause for index, clause in enumerate(clauses) if clause in used or index in replies or index in around]
+
+
+def _affirmed(text: str) -> tuple[list[str], list[int]]:
+    """The text's words with every negation taken out ("wasn't" read as "was", "not" and "no" dropped), and
+    where each negation stood in them."""
+    kept: list[str] = []
+    at: list[int] = []
+    for word in words(text):
+        if word in _NEGATION_WORDS:
+            at.append(len(kept))
+        elif word.endswith("n't") or word == "cannot":
+            kept.append(_CONTRACTED_NEGATIONS.get(word, word.removesuffix("n't").removesuffix("not")))
+            at.append(len(kept))
+        else:
+            kept.append(word)
+    return kept, at
+
+
+def _around_negations(clause: str) -> list[list[str]]:
+    """For each negation of the clause, the words around it with the negation taken out: two before, two after
+    ("your brex was used" of "why your Brex wasn't used"). A claim that says them in order restates the clause,
+    with its negation or without, however few of the clause's own words it says."""
+    kept, at = _affirmed(clause)
+    windows = [kept[max(index - _NEGATION_REACH, 0):index + _NEGATION_REACH] for index in at]
+    return [window for window in windows if len(window) > _NEGATION_REACH
+            and any(word not in STOPWORDS for word in window)]
 
 
 def _moved_value(claim_text: str, anchor: Anchor) -> str | None:
@@ -561,11 +688,11 @@ def _moved_value(claim_text: str, anchor: Anchor) -> str | None:
     groups = _value_groups(anchor)
     heading = set(content_stems(anchor.chunk.passage.heading))
     claimed = set(content_stems(facts.subject_words(claim_text))) - heading
-    stated = set().union(*(values for values, _, _ in groups))
+    stated = set().union(*(group.values for group in groups))
     for value in dict.fromkeys(q.value for q in facts.quantities(claim_text) if q.value in stated):
-        own = set().union(*(stems for values, stems, _ in groups if value in values))
-        others = set().union(*(stems for values, stems, _ in groups if value not in values))
-        if any(row for _, _, row in groups):
+        own = set().union(*(group.stems for group in groups if value in group.values))
+        others = set().union(*(group.stems for group in groups if value not in group.values))
+        if any(group.row for group in groups):
             theirs = sorted(claimed & (others - own))
             if theirs:
                 return f"the quote states {value} with other words than {theirs}"
@@ -574,7 +701,23 @@ def _moved_value(claim_text: str, anchor: Anchor) -> str | None:
         theirs = sorted(lead & (others - own))
         if len(theirs) > len(lead & (own - others)):
             return f"the quote states {value} with other words than {theirs}"
+        if any(group.gapped for group in groups):
+            after = _words_after(claim_text, value) - heading
+            theirs = sorted(after & (others - own))
+            if theirs and not after & (own - others):
+                return f"the quote states {value} with other words than {theirs}"
     return None
+
+
+def _words_after(claim_text: str, value: str) -> set[str]:
+    """The content words after the value in the claim's phrase that states it ("for dependents" of "75% for
+    dependents")."""
+    for segment in facts.value_segments(claim_text):
+        stated = [q for q in facts.quantities(segment) if q.value == value]
+        if stated:
+            rest = segment[stated[0].at:]
+            return set(content_stems(facts.subject_words(rest)))
+    return set()
 
 
 def _question_in_place_of_quote(claim_text: str, anchor: Anchor) -> str | None:
@@ -611,7 +754,10 @@ def _swapped_subject(claim_text: str, anchor: Anchor, context: QuoteContext) -> 
     quote's context), where the quote states a subject of its own that the claim leaves out: "Managers get 25
     days" quoting "Employees get 25 days" after a sentence on managers, a table row's value given another row's
     key. A word of the quoted sentence may become the subject ("Items can be returned" for "Customers may return
-    items"): words alone cannot tell a passive from a swap, and the overlap rules read those. Context
+    items"): words alone cannot tell a passive from a swap, and the overlap rules read those; but a passive moves
+    the word, and a claim that says it where the quote does and again as its subject ("Team are paid from your
+    team's budget" quoting "Flights are paid from your team's budget") has taken a new one, unless it is the
+    word of the question the quote replies to (`_question_in_place_of_quote` judges those). Context
     says what "it", "this" or "we" stand for, never whom a value belongs to instead; a claim's own word for the
     subject, one its source never uses, is for the overlap and meaning rules to judge."""
     subject = [word for word in _claimed_subject(claim_text, "") if word not in STOPWORDS]
@@ -619,7 +765,11 @@ def _swapped_subject(claim_text: str, anchor: Anchor, context: QuoteContext) -> 
     quoted = set(content_stems(_quoted_sentences(anchor)))
     named = set(content_stems(f"{anchor.chunk.text}\n{context.text}"))
     names = _names(claim_text, f"{anchor.chunk.text}\n{context.text}")
-    if not claimed or claimed & quoted or not (claimed <= named or set(subject) <= names):
+    said_times = Counter(stem(word) for word in words(claim_text))
+    quoted_times = Counter(content_stems(_quoted_sentences(anchor)))
+    asked = set(content_stems(" ".join([context.question, *(_asked_and_own(anchor, s)[0] for s in anchor.statements)])))
+    moved = {word for word in claimed & quoted if said_times[word] <= quoted_times[word] or word in asked}
+    if not claimed or moved or not (claimed <= named or set(subject) <= names):
         return None
     said = {stem(word) for word in words(claim_text)}
     subjects = [_own_subjects(anchor, statement) for statement in anchor.statements]
@@ -633,16 +783,32 @@ def _swapped_subject(claim_text: str, anchor: Anchor, context: QuoteContext) -> 
 def _own_subjects(anchor: Anchor, statement: Statement) -> list[set[str]]:
     """What a quoted statement says something of: a table row's key cell; each clause's words before its first
     verb, after an opening phrase ("For example, ...") ("Alcohol is not reimbursed, but meals are covered" is of
-    alcohol and of meals; an instruction, a fragment, a pronoun or "we" has none, and its context may say it)."""
+    alcohol and of meals; a fragment, a pronoun or "we" has none, and its context may say it); what an
+    instruction acts on (`_object`). A later clause that sets a condition ("..., if the person is close to the
+    goals") says nothing of its subject: the claim may keep it and still swap the main one."""
     text = anchor.chunk.text
     if statement.kind == "row":
         cells = cell_spans(text, statement)
         return [set(content_stems(plain(text[cells[0][0]:cells[0][1]])))] if cells else []
     sentence = plain(text[statement.start:statement.end])
-    clauses = facts.clauses(sentence)
+    clauses = facts.clauses(sentence, scopes=False)
     return [{stem(word) for word in _subject(words(_without_opening(clause)), _OWN_SUBJECT_WINDOW)
-             or (_before_value(clause) if index else _fragment_subject(clause, sentence))
-             if word not in STOPWORDS | _REPLY_WORDS | _REFERRING} for index, clause in enumerate(clauses)]
+             or (_before_value(clause) if index else _fragment_subject(clause, sentence) or _object(clause))
+             if word not in STOPWORDS | _REPLY_WORDS | _REFERRING} for index, clause in enumerate(clauses)
+            if not (index and _SUBORDINATE.match(clause))]
+
+
+def _object(clause: str) -> list[str]:
+    """What an instruction acts on ("Submit high-risk changes in Jira" acts on high-risk changes): the words after
+    its verb, past a determiner, up to the next function word. A claim that makes it passive keeps them as its
+    subject ("High-risk changes must be submitted ..."); one that names another of its source there swaps it."""
+    if not _instructs(clause):
+        return []
+    tokens = words(clause)[1:]
+    while tokens and tokens[0] in _DETERMINERS:
+        tokens = tokens[1:]
+    taken = list(itertools.takewhile(lambda word: word not in STOPWORDS and not facts.quantities(word), tokens))
+    return taken if len(taken) < len(tokens) else []
 
 
 def _fragment_subject(clause: str, sentence: str) -> list[str]:
@@ -725,22 +891,65 @@ def _subject(tokens: Sequence[str], window: int = _SUBJECT_WINDOW) -> list[str]:
     return []
 
 
-def _value_groups(anchor: Anchor) -> list[tuple[set[str], set[str], bool]]:
-    """The quote's values, each with the words it is stated with, and whether they form a table row."""
-    groups: list[tuple[set[str], set[str], bool]] = []
+@dataclass(frozen=True, kw_only=True)
+class _ValueGroup:
+    values: set[str]
+    stems: set[str]
+    """The words the values are stated with."""
+    row: bool
+    """They form a table row."""
+    gapped: bool = False
+    """The phrase leaves its verb and subject to the phrase before ("..., and 75% for dependents")."""
+
+
+def _value_groups(anchor: Anchor) -> list[_ValueGroup]:
+    """The quote's values, each with the words it is stated with, and whether they form a table row. A list
+    item's lead-in ("This rota has 3 layers:") is said of every value of the item. A phrase that opens with its
+    value after a phrase with a value of its own ("PostHog pays 100% of the premium for staff, and 75% for
+    dependents") leaves its verb and subject to that phrase: it is stated with that phrase's words but the one
+    its own words stand parallel to ("for staff")."""
+    groups: list[_ValueGroup] = []
     for statement, piece in zip(anchor.statements, anchor.pieces, strict=True):
         row = statement.kind == "row"
-        shared: set[str] = set()
-        valued: list[tuple[set[str], set[str], bool]] = []
+        shared: set[str] = set(content_stems(facts.subject_words(statement.context))) \
+            if statement.kind == "item" else set()
+        valued: list[_ValueGroup] = []
+        before = ""
         for segment in [piece] if row else facts.value_segments(piece):
             values = {q.value for q in facts.quantities(segment)}
             stems = set(content_stems(facts.subject_words(segment)))
-            if values:
-                valued.append((values, stems, row))
-            else:
+            if not values:
                 shared |= stems
-        groups.extend([(values, stems | shared, row) for values, stems, row in valued] or [(set(), shared, row)])
+                continue
+            gapped = bool(before) and not row and _opens_with_value(segment)
+            if gapped:
+                stems |= _left_to_before(before, segment)
+            valued.append(_ValueGroup(values=values, stems=stems, row=row, gapped=gapped))
+            before = segment
+        groups.extend([replace(group, stems=group.stems | shared) for group in valued]
+                      or [_ValueGroup(values=set(), stems=shared, row=row)])
     return groups
+
+
+def _opens_with_value(segment: str) -> bool:
+    tokens = words(segment)
+    return bool(tokens) and bool(facts.quantities(tokens[0]))
+
+
+def _left_to_before(before: str, segment: str) -> set[str]:
+    """What a phrase that opens with its value takes from the phrase before it: its words but the value and the
+    part its own words stand parallel to (from the same function word on: "for team members" to "for
+    dependents"), or, without such a part, the words before that phrase's value."""
+    rest = words(facts.subject_words(segment))
+    opener = next((word for word in rest if word in STOPWORDS), None)
+    first = facts.quantities(before)[0]
+    tail = words(before[first.at:])
+    if opener is not None and opener in tail[1:]:
+        cut = len(tail) - tail[::-1].index(opener) - 1
+        kept = words(before[:first.at]) + tail[1:cut]
+    else:
+        kept = words(before[:first.at])
+    return {stem(word) for word in kept if word not in STOPWORDS and not facts.quantities(word)}
 
 
 def _mixed_rows(claim_text: str, anchor: Anchor) -> str | None:
@@ -760,10 +969,13 @@ def _mixed_rows(claim_text: str, anchor: Anchor) -> str | None:
 
 class _Similarity:
     """The claim's cosine to its anchor: the best of the quote's own words, the quote as read (a list item after
-    its lead-ins) and the quote after its context; computed once and only when a rule needs it."""
+    its lead-ins), the quote after its context, and for a table row the cells the claim states with the row's key
+    (a record of eight cells read whole is far from a claim that states two of them); computed once and only
+    when a rule needs it."""
 
     def __init__(self, claim_text: str, anchor: Anchor, embedder: Embedder | None, context: QuoteContext) -> None:
-        self._texts = (claim_text, plain(anchor.text), anchor.evidence, f"{context.around}\n{anchor.evidence}")
+        self._texts = (claim_text, plain(anchor.text), anchor.evidence, f"{context.around}\n{anchor.evidence}",
+                       *_stated_cells(claim_text, anchor))
         self._embedder = embedder
         self._value: float | None = None
 
@@ -778,6 +990,22 @@ class _Similarity:
             claim, *readings = self._embedder.embed(list(self._texts))
             self._value = max(sum(a * b for a, b in zip(claim, quote, strict=True)) for quote in readings)
         return self._value
+
+
+def _stated_cells(claim_text: str, anchor: Anchor) -> list[str]:
+    """Each quoted table row as its key cell and the cells that share a word or a number with the claim, each
+    under its header ("Severity: SEV2; Acknowledge within: 15 minutes"); nothing for a quote without a row."""
+    claimed = set(content_stems(claim_text)) | {q.value for q in facts.quantities(claim_text)}
+    found = []
+    for statement, piece in zip(anchor.statements, anchor.pieces, strict=True):
+        cells = piece.split("; ")
+        if statement.kind != "row" or len(cells) < _ROW_CELLS:
+            continue
+        touched = [cell for cell in cells[1:] if claimed & (set(content_stems(cell.partition(": ")[2]))
+                                                           | {q.value for q in facts.quantities(cell)})]
+        if touched and len(touched) < len(cells) - 1:
+            found.append("; ".join([cells[0], *touched]))
+    return found
 
 
 def content_overlap(claim_text: str, evidence: str) -> float:

@@ -48,28 +48,40 @@ _DIRECTIONS: Final[tuple[tuple[Direction, str], ...]] = (
 )
 _OPPOSITE: Final[dict[Direction, Direction]] = {"less": "more", "more": "less", "before": "after",
                                                "after": "before"}
-_COMPARISON: Final = re.compile(r"\b(?:" + "|".join(f"(?P<{d}>{p})" for d, p in _DIRECTIONS) + r")\b(?![-\u2010])",
-                                re.IGNORECASE)
-"""A word joined by a hyphen is no comparison: "under-30s", "after-hours"."""
+_COMPARISON: Final = re.compile(r"(?<![-\u2010])\b(?:" + "|".join(f"(?P<{d}>{p})" for d, p in _DIRECTIONS)
+                                + r")\b(?![-\u2010])", re.IGNORECASE)
+"""A word joined by a hyphen is no comparison: "under-30s", "after-hours", "carried-over"."""
 _ALSO: Final[dict[str, Direction]] = {"within": "before"}
 """Words that bound two ways: "within 30 days" is at most 30 days, and before they are over."""
 _MONEY: Final = r"(?:US\$|\$|€|£|USD\s?|EUR\s?|GBP\s?)?"
 _RANGE: Final = re.compile(rf"{_MONEY}(?P<low>{_NUMBER})\s*(?:to|-|\u2013|and)\s*{_MONEY}(?P<high>{_NUMBER})")
-_NEGATION: Final = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|without|except|"
+_NEGATION: Final = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|cannot|unable|without|except|"
                               r"unless)\b|n['\u2019]t\b|[\u274c\u2716\U0001f6ab]", re.IGNORECASE)
-"""Words that deny, and the marks that do in lists of dos and don'ts (❌, ✖, 🚫)."""
+"""Words that deny, and the marks that do in lists of dos and don'ts (❌, ✖, 🚫); "unable" is "not able"."""
 _MODALITIES: Final[tuple[tuple[Modality, str], ...]] = (
     ("obligation", r"must|shall|required|requires?|ha(?:ve|s) to|needs? to|mandatory|obliged|obligatory|"
                    r"compulsory"),
     ("recommendation", r"should|recommended|encouraged|ought"),
     ("permission", r"may(?!\s+\d)|can|could|allowed|permitted|optional|eligible|entitled|(?:the )?ability to|"
-                   r"able to"),
+                   r"(?:un)?able to|(?:is it|it is|it's|that's|that is)\s+(?:ok|okay|fine|alright|all right)\s+"
+                   r"(?:if|to)|feel free to"),
 )
 _MODALITY: Final = re.compile(r"\b(?:" + "|".join(f"(?P<{m}>{p})" for m, p in _MODALITIES) + r")\b",
                               re.IGNORECASE)
-_CLAUSE_BREAK: Final = re.compile(r"[;()\[\]\n]|(?<!\d):|:(?!\d)|,\s*(?=(?:and|or|but|while|whereas|although|though|so|"
-                                  r"which|who|if|only|unless|provided|when|once|as)\b)|"
-                                  r"\b(?:but|whereas|while|although|though|because)\b|(?<=[.!?])\s+")
+_SUBJECT_BREAK: Final = re.compile(r"[;()\[\]\n]|(?<!\d):|:(?!\d)|,\s*(?=(?:and|or|but|while|whereas|although|though|"
+                                   r"so|which|who|if|only|unless|provided|when|once|as)\b)|"
+                                   r"\b(?:but|whereas|while|although|though|because)\b|(?<=[.!?])\s+")
+_CLAUSE_BREAK: Final = re.compile(_SUBJECT_BREAK.pattern + r"|(?<!\d)\s+[-\u2013\u2014]\s+|\s+[-\u2013\u2014]\s+(?!\d)")
+"""A spaced dash sets a clause apart as a comma before "but" does ("You don't need long - 2 days is fine"); a
+dash between numbers is a range ("06:00 - 14:00")."""
+_CONJUNCT: Final = re.compile(r"\s+(?=\b(?:and|or)\s)", re.IGNORECASE)
+_CONJUNCT_NEGATION_WORDS: Final = 3
+_CLAUSE_BEFORE_CONJUNCT: Final = 4
+"""A conjunct that opens by denying ("or no longer meets ...") is a clause of its own up to the next comma, and so is
+one whose subject comes first ("and Slack doesn't like ...") after a clause of four words or more: its negation
+is not the other conjunct's ("If it stops working or no longer meets your needs, ..." says nothing negative of a
+laptop that stopped working). A negation before the conjunction ("Do not eat or drink") covers both and leaves the
+clause whole, and so does one after a short list of subjects ("Guests and staff may not enter")."""
 _VALUE_BREAK: Final = re.compile(r"[;()\[\]\n]|(?<!\d)[:,]|[:,](?!\d)|\b(?:and|or|but|while|whereas)\b|(?<=[.!?])\s+",
                                 re.IGNORECASE)
 
@@ -159,9 +171,30 @@ def _normal_number(raw: str) -> str:
     return f"{whole}.{fraction}" if fraction else whole
 
 
-def clauses(text: str) -> list[str]:
-    """Sentences cut where a contrast or a new clause begins: the unit a negation or a bound applies to."""
-    return [part.strip() for part in _CLAUSE_BREAK.split(text) if part and part.strip()]
+def clauses(text: str, *, scopes: bool = True) -> list[str]:
+    """Sentences cut where a contrast or a new clause begins: the unit a negation or a bound applies to. Without
+    `scopes`, a spaced dash and a conjunct that denies do not cut: the clauses whose subjects say what a sentence
+    speaks of."""
+    breaks = _CLAUSE_BREAK if scopes else _SUBJECT_BREAK
+    parts = [part.strip() for part in breaks.split(text) if part and part.strip()]
+    return [piece for part in parts for piece in (_negated_conjuncts(part) if scopes else [part])]
+
+
+def _negated_conjuncts(clause: str) -> list[str]:
+    """The clause with each conjunct that denies on its own ("or no longer meets the needs of your role") cut
+    out, up to the comma that ends it (`_CONJUNCT_NEGATION_WORDS`)."""
+    parts = _CONJUNCT.split(clause)
+    pieces = [parts[0]]
+    for part in parts[1:]:
+        opening = part.split()[1:1 + _CONJUNCT_NEGATION_WORDS]
+        denies = [index for index, word in enumerate(opening) if negations(word)]
+        own = bool(denies) and (denies[0] == 0 or len(pieces[-1].split()) >= _CLAUSE_BEFORE_CONJUNCT)
+        if not own:
+            pieces[-1] = f"{pieces[-1]} {part}"
+            continue
+        conjunct, comma, rest = part.partition(",")
+        pieces += [conjunct, rest] if comma else [conjunct]
+    return [piece.strip() for piece in pieces if piece.strip()]
 
 
 def value_segments(text: str) -> list[str]:

@@ -55,6 +55,9 @@ _CONDITION: Final = re.compile(r"^\W*(?:if|when|whenever|unless|once|while|until
                                r"in case|as long as)\b(?!\s+to\b)", re.IGNORECASE)
 """A heading that sets a condition on what is listed under it ("If you leave the company", "Only with approval");
 "When to escalate" names a topic, as "How to escalate" does, and sets none."""
+_CONDITIONAL: Final = re.compile(r"\b(?:if|when|whenever|unless|once|while|until|provided|providing|only|except|"
+                                 r"in case|as long as)\b", re.IGNORECASE)
+"""A lead-in that sets a condition on what follows it, wherever the word stands ("Use the travel card if")."""
 _HYPHENATED: Final = re.compile(r"\w+(?:-\w+)+")
 """A word joined by a hyphen denies nothing: "No-show fees"."""
 FIRST_PERSON: Final = frozenset({"we", "our", "us", "ours", "ourselves"})
@@ -96,6 +99,11 @@ class QuoteContext:
     before: str
     """The sentences just before the quote: what its "it" or "this" stands for, never a clause of its own."""
     question: str
+    scope: str = ""
+    """What the quote is said under that may set a condition on it: the heading path and title (a section scopes
+    what it says: "If you work in Germany" under "Germany"), and the lead-ins and questions it is read after that
+    ask or set a condition themselves ("If you travel abroad:", "Lost your badge?"); not a lead-in that states a
+    fact of its own ("Speed matters more than anything:"), nor the sentences before it."""
 
     @cached_property
     def around(self) -> str:
@@ -164,12 +172,13 @@ def quote_context(chunk: RetrievedChunk, quoted: Sequence[Statement], asking: As
     framing and the question only: with the sentences before it too, a claim could be aligned to the sentence
     holding a value and take its subject from the one before."""
     passage = chunk.passage
-    parts = [passage.title, passage.heading.replace(" > ", ". ")]
-    parts += [part for statement in quoted for part in (statement.context, statement.asked) if part]
-    parts += _rows(chunk.text, quoted)
+    titles = [passage.title, passage.heading.replace(" > ", ". ")]
+    lead_ins = [part for statement in quoted for part in (statement.context, statement.asked) if part]
+    parts = titles + lead_ins + _rows(chunk.text, quoted)
+    scope = titles + [part for part in lead_ins if _CONDITIONAL.search(part) or "?" in part]
     return QuoteContext(framing="\n".join(plain(part) for part in parts if part),
                         before="\n".join(plain(part) for part in _before(chunk.text, quoted)) if given else "",
-                        question=asking.question)
+                        question=asking.question, scope="\n".join(plain(part) for part in scope if part))
 
 
 def _rows(text: str, quoted: Iterable[Statement]) -> list[str]:

@@ -177,9 +177,8 @@ def openai_model(settings: Settings) -> "OpenAICompatModel":
     """`SOURCED_MODEL=openai`: base URL and model name are required; the key is optional for local servers."""
     from core.llm.openai_compat import OpenAICompatModel  # noqa: PLC0415  # the `openai` client is slow to import
 
-    base_url, model = settings.model_base_url, settings.model_name
-    _require("SOURCED_MODEL=openai", SOURCED_MODEL_BASE_URL=base_url, SOURCED_MODEL_NAME=model)
-    assert base_url and model  # narrowed for the type checker: `_require` raised otherwise
+    base_url, model = _required("SOURCED_MODEL=openai", SOURCED_MODEL_BASE_URL=settings.model_base_url,
+                                SOURCED_MODEL_NAME=settings.model_name)
     return OpenAICompatModel(base_url=base_url, model=model, api_key=settings.model_api_key,
                              timeout_s=settings.model_timeout_s, deadline_s=settings.model_deadline_s,
                              breaker=breaker(f"model {model} at {base_url}", settings))
@@ -203,20 +202,20 @@ def openai_embedder(settings: Settings) -> "OpenAIEmbedder":
     never taken from `SOURCED_MODEL_API_KEY`, which belongs to whichever server the model is on."""
     from core.retrieval.openai_embeddings import OpenAIEmbedder  # noqa: PLC0415  # the `openai` client is slow
 
-    base_url, model = settings.embedding_base_url, settings.embedding_model
-    _require("SOURCED_EMBEDDER=openai", SOURCED_EMBEDDING_BASE_URL=base_url, SOURCED_EMBEDDING_MODEL=model)
-    assert base_url and model  # narrowed for the type checker: `_require` raised otherwise
+    base_url, model = _required("SOURCED_EMBEDDER=openai", SOURCED_EMBEDDING_BASE_URL=settings.embedding_base_url,
+                                SOURCED_EMBEDDING_MODEL=settings.embedding_model)
     return OpenAIEmbedder(base_url=base_url, model=model, api_key=settings.embedding_api_key,
                           dim=settings.embedding_dim, timeout_s=settings.embedding_timeout_s,
                           deadline_s=settings.embedding_deadline_s,
                           breaker=breaker(f"embeddings {model} at {base_url}", settings))
 
 
-def _require(choice: str, **settings: str | None) -> None:
-    """A ConfigError naming every variable `choice` needs that the environment does not set."""
+def _required(choice: str, **settings: str | None) -> list[str]:
+    """The values `choice` needs, in order; a ConfigError naming every variable the environment does not set."""
     missing = [name for name, value in settings.items() if not value]
     if missing:
         raise ConfigError(f"{choice} needs {' and '.join(missing)} in the environment")
+    return [value for value in settings.values() if value]
 
 
 def breaker(endpoint: str, settings: Settings) -> CircuitBreaker:

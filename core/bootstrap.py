@@ -29,6 +29,7 @@ from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
 from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config, parse_duration
 from core.connectors.sync import Syncer
+from core.documents.bounded import MEGABYTE, ReadingProcess, ReadLimits
 from core.llm.extractive import ExtractiveModel
 from core.llm.reader import OnnxReader, bundled_reader
 from core.observability import PrometheusMetrics, SystemClock
@@ -164,6 +165,12 @@ def answerability_gate(settings: Settings, model: AnswerModel) -> AnswerabilityG
     return "before_model" if isinstance(model, ExtractiveModel) else "after_model"
 
 
+def reading_process(settings: Settings) -> ReadingProcess:
+    """Where the folder's and the connectors' documents are read, under the settings' limits."""
+    return ReadingProcess(ReadLimits(cpu_seconds=settings.read_cpu_s,
+                                     memory_bytes=settings.read_memory_mb * MEGABYTE))
+
+
 def build_index(engine: Engine, embedder: Embedder | None) -> Index:
     """The index for the database: SQLite's (FTS5, vectors in memory) or PostgreSQL's (tsvector, pgvector). On
     PostgreSQL with an embedder, pgvector must be there: `PgvectorMissing` (one line) otherwise."""
@@ -235,8 +242,9 @@ def bootstrap(
         corpus=SqlCorpus(engine),
         followups=followups,
     )
-    ingestor = (EmbeddingIngestor(engine, embedder, progress=progress, rules=config.source_rules()) if embedder
-                else Ingestor(engine, progress=progress, rules=config.source_rules()))
+    process = reading_process(settings)
+    ingestor = (EmbeddingIngestor(engine, embedder, progress=progress, rules=config.source_rules(), process=process)
+                if embedder else Ingestor(engine, progress=progress, rules=config.source_rules(), process=process))
     connector_state = SqlConnectorState(engine)
     turns = ConversationTurns(engine, ttl=timedelta(minutes=settings.conversation_ttl_minutes))
     sourced = Sourced(

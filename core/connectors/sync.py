@@ -243,7 +243,7 @@ class _Run:
             self._remove(doc_id)
             return
         document = to_source_document(self._name, item, audience=audience, owner=self._syncer._owners.get(
-            self._name))
+            self._name), process=self._syncer._ingestor.process)
         outcome = self._writer.put(document)
         if isinstance(outcome, LoadError):
             raise _NotStored(outcome.reason)

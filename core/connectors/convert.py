@@ -1,7 +1,7 @@
 """An item downloaded by a connector, read into a document by the formats' readers (`core.documents`).
 
-A connector hands over either a `Document` it built (Confluence's storage format, Notion's blocks) or a file's
-bytes with its suffix (Drive's exports and files, Confluence's attachments), which are read through the one
+A connector hands over either a `Document` it built (Notion's blocks, read from JSON by our own code) or bytes
+with their suffix (Drive's exports and files, Confluence's pages and attachments), which are read through the one
 format table (`core.documents.formats`) as the loader reads the same file in a folder: the same checks, the same
 readers, in the same bounded reading process.
 """

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from core.documents.bounded import SHARED, ReadingProcess
+from core.documents.confluence_storage import read_storage_format
 from core.documents.docx import read_docx
 from core.documents.html import read_html
 from core.documents.limits import Unreadable
@@ -46,11 +47,16 @@ class FileFormat:
     """A module-level function, so that the reading process can be sent it."""
     in_process: bool = False
     """Read in the caller's process rather than the bounded one (Markdown and text: see the module's text)."""
+    in_folders: bool = True
+    """A file of a knowledge-base folder may be of this format; else only a connector hands it over."""
 
 
 _MARKDOWN: Final = FileFormat(name="markdown", text=True, max_bytes=MAX_TEXT_BYTES, reader=read_markdown,
                               in_process=True)
 _HTML: Final = FileFormat(name="html", text=True, max_bytes=MAX_TEXT_BYTES, reader=read_html)
+CONFLUENCE_STORAGE: Final = ".confluence-storage"
+"""Not a file's suffix: the name under which the Confluence connector hands over a page's body (its storage
+format, XHTML with Confluence's elements), so that it is read as any file is, in the bounded process."""
 FORMATS: Final[dict[str, FileFormat]] = {
     ".md": _MARKDOWN, ".markdown": _MARKDOWN, ".mdx": _MARKDOWN,
     ".txt": FileFormat(name="text", text=True, max_bytes=MAX_TEXT_BYTES, reader=read_markdown, in_process=True),
@@ -59,8 +65,11 @@ FORMATS: Final[dict[str, FileFormat]] = {
     ".pdf": FileFormat(name="pdf", text=False, max_bytes=MAX_BINARY_BYTES, reader=read_pdf),
     ".docx": FileFormat(name="docx", text=False, max_bytes=MAX_BINARY_BYTES, reader=read_docx),
     ".pptx": FileFormat(name="pptx", text=False, max_bytes=MAX_BINARY_BYTES, reader=read_pptx),
+    CONFLUENCE_STORAGE: FileFormat(name="html", text=True, max_bytes=MAX_TEXT_BYTES, reader=read_storage_format,
+                                   in_folders=False),
 }
-SUFFIXES: Final = frozenset(FORMATS)
+SUFFIXES: Final = frozenset(suffix for suffix, found in FORMATS.items() if found.in_folders)
+"""The suffixes of the files a knowledge-base folder is read from."""
 
 
 def format_for(suffix: str) -> FileFormat:

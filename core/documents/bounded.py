@@ -21,6 +21,7 @@ import os
 import resource
 import signal
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -94,6 +95,8 @@ class _Worker:
             target=_serve, args=(child_end, limits), daemon=True, name="sourced-reader")
         self._process.start()
         child_end.close()
+        # An application dropped without `close` (a test's, a benchmark's) leaves no idle process behind.
+        self.stop = weakref.finalize(self, _stop, self._pipe, self._process, self.owner)
 
     def alive(self) -> bool:
         return self._process.is_alive()
@@ -134,11 +137,15 @@ class _Worker:
         return (f"stopped its reader ({how}): most likely it needs more than the {megabytes:,} MB of memory one "
                 f"document may take to read")
 
-    def stop(self) -> None:
-        self._pipe.close()
-        if self._process.is_alive():
-            self._process.kill()
-        self._process.join()
+
+
+def _stop(pipe: Connection, process: BaseProcess, owner: int) -> None:
+    pipe.close()
+    if os.getpid() != owner:
+        return  # a copy forked with its owner: the process is the owner's to stop
+    if process.is_alive():
+        process.kill()
+    process.join()
 
 
 def _serve(pipe: Connection, limits: ReadLimits) -> None:

@@ -120,6 +120,25 @@ def test_an_attachment_that_costs_minutes_of_cpu_is_stopped_at_its_limit_and_the
     assert answered_with(ask(sourced, LAPTOP, person(sourced, "bob@example.com")), ["2000 EUR"])
 
 
+def test_a_full_pass_the_source_asked_for_and_that_failed_runs_at_the_next_sync(
+        tmp_path: Path, site: ConfluenceSite, confluence: FakeConfluence) -> None:
+    handbook(site)
+    sourced = application(tmp_path / "db")
+    sync(sourced, wiki(confluence))
+    bob = person(sourced, "bob@example.com")
+    assert answered_with(ask(sourced, LAPTOP, bob), ["2000 EUR"])
+
+    site.spaces["ENG"].groups = {"g-people"}  # the space narrowed to the people team: the feed asks for a pass
+    confluence.full_listing_down = True
+    assert not sourced.syncer.sync(wiki(confluence)).ok
+    confluence.full_listing_down = False
+    report = sync(sourced, wiki(confluence))  # within full_sync_every of the last pass, and the feed asks no more
+
+    assert report.full_pass
+    assert ask(sourced, LAPTOP, bob)["view"]["outcome"] == "refused"
+    assert answered_with(ask(sourced, LAPTOP, person(sourced, "alice@example.com")), ["2000 EUR"])
+
+
 # -- Google Drive ---------------------------------------------------------------------------------------------
 
 MEALS = "What is the meal allowance per day?"

@@ -7,7 +7,7 @@ Size limits alone bound bytes, not work: a 15 kB PDF took 19 s of CPU and 237 MB
 (`RLIMIT_CPU` and `RLIMIT_AS`, set again before each document). Past the CPU limit the kernel stops the process
 (SIGXCPU); past the memory limit an allocation fails (`MemoryError`, or a crash in a C library). Either way
 `Unreadable` names the limit, and the next document starts a fresh process. A process that neither answers nor
-uses CPU (blocked) is stopped after `WALL_FACTOR` times the CPU limit.
+uses CPU (blocked) is stopped after a while (`MIN_WALL_S`, or `WALL_FACTOR` times the CPU limit).
 
 One process is reused across documents: starting one costs tens of milliseconds and importing the readers far
 more, which a 1,000-document ingest would pay a thousand times. It starts from the "forkserver" (a small clean
@@ -34,8 +34,10 @@ from core.documents.model import Document
 T = TypeVar("T")
 MEGABYTE: Final = 1024 * 1024
 WALL_FACTOR: Final = 10
-"""A read that has used little CPU but not answered after this many times the CPU limit (a reader blocked on
-something) is stopped too; a loaded machine may run a reader at a tenth of a core."""
+MIN_WALL_S: Final = 300
+"""A read that has not answered after `WALL_FACTOR` times the CPU limit, and at least `MIN_WALL_S` seconds (a
+reader blocked on something, using no CPU), is stopped too. Generous, since a loaded machine may run a reader at
+a tenth of a core or less, and the CPU limit is what stops a reader that works."""
 _CONTEXT: Final[Any] = multiprocessing.get_context(
     "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
 
@@ -64,11 +66,7 @@ class ReadingProcess:
         """`reader(argument)` in the child process. `reader` must be a module-level function and `argument`
         picklable; the reader's `Unreadable` comes back as it was raised, any other error as an `Unreadable`."""
         with self._lock:
-            worker = self._worker_for_now()
-            outcome = worker.run(reader, argument)
-            if not worker.alive():
-                self._worker = None
-        return outcome
+            return self._worker_for_now().run(reader, argument)
 
     def close(self) -> None:
         with self._lock:
@@ -113,12 +111,15 @@ class _Worker:
         """The child's answer (`_serve`), or `blocked` or `died` when it gave none."""
         try:
             self._pipe.send((reader, argument))
-            if not self._pipe.poll(self._limits.cpu_seconds * WALL_FACTOR):
+            if not self._pipe.poll(self._wall_s()):
                 return "blocked", None
             answer: tuple[str, Any] = self._pipe.recv()
         except (EOFError, BrokenPipeError, ConnectionResetError):
             return "died", None
         return answer
+
+    def _wall_s(self) -> int:
+        return max(self._limits.cpu_seconds * WALL_FACTOR, MIN_WALL_S)
 
     def _reason(self, kind: str, value: object) -> str:
         cpu, megabytes = self._limits.cpu_seconds, self._limits.memory_bytes // MEGABYTE
@@ -127,7 +128,7 @@ class _Worker:
         if kind == "memory":
             return f"needs more than the {megabytes:,} MB of memory one document may take to read"
         if kind == "blocked":
-            return f"was not read within {cpu * WALL_FACTOR:,} s, and was stopped"
+            return f"was not read within {self._wall_s():,} s, and was stopped"
         if kind == "error":
             return f"could not be read ({value})"
         if self._process.exitcode == -signal.SIGXCPU:
@@ -136,7 +137,6 @@ class _Worker:
         how = signal.Signals(-code).name if code < 0 else f"exit {code}"
         return (f"stopped its reader ({how}): most likely it needs more than the {megabytes:,} MB of memory one "
                 f"document may take to read")
-
 
 
 def _stop(pipe: Connection, process: BaseProcess, owner: int) -> None:
@@ -150,6 +150,7 @@ def _stop(pipe: Connection, process: BaseProcess, owner: int) -> None:
 
 def _serve(pipe: Connection, limits: ReadLimits) -> None:
     """The child's loop: one document at a time, each under fresh limits, until the parent's end closes."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # a reader stopped at a limit leaves no core file behind
     while True:
         try:
             reader, argument = pipe.recv()

@@ -34,7 +34,7 @@ def test_a_pdf_that_costs_minutes_of_cpu_is_stopped_at_its_limit_and_the_others_
     process = ReadingProcess(ReadLimits(cpu_seconds=2))
     started = time.monotonic()
     result = load_knowledge_base(folder, process=process)
-    assert time.monotonic() - started < 60  # unbounded, the one PDF alone reads for minutes
+    assert time.monotonic() - started < 120  # unbounded, the one PDF alone reads for minutes of CPU
     assert [document.doc_id for document in result.documents] == ["notes", "travel-policy.pdf"]
     assert [(error.path.as_posix(), error.reason) for error in result.errors] == [("garage.pdf", CPU_LIMIT)]
     assert read_file(FILES / "leave-policy.pdf", process=process).sections  # the reading goes on

@@ -49,27 +49,37 @@ class FileFormat:
     """Read in the caller's process rather than the bounded one (Markdown and text: see the module's text)."""
     in_folders: bool = True
     """A file of a knowledge-base folder may be of this format; else only a connector hands it over."""
+    media_types: tuple[str, ...] = ()
+    """The media types of such files, where a source names files by type (Google Drive)."""
 
 
 _MARKDOWN: Final = FileFormat(name="markdown", text=True, max_bytes=MAX_TEXT_BYTES, reader=read_markdown,
-                              in_process=True)
-_HTML: Final = FileFormat(name="html", text=True, max_bytes=MAX_TEXT_BYTES, reader=read_html)
+                              in_process=True, media_types=("text/markdown",))
+_HTML: Final = FileFormat(name="html", text=True, max_bytes=MAX_TEXT_BYTES, reader=read_html,
+                          media_types=("text/html",))
 CONFLUENCE_STORAGE: Final = ".confluence-storage"
 """Not a file's suffix: the name under which the Confluence connector hands over a page's body (its storage
 format, XHTML with Confluence's elements), so that it is read as any file is, in the bounded process."""
 FORMATS: Final[dict[str, FileFormat]] = {
     ".md": _MARKDOWN, ".markdown": _MARKDOWN, ".mdx": _MARKDOWN,
-    ".txt": FileFormat(name="text", text=True, max_bytes=MAX_TEXT_BYTES, reader=read_markdown, in_process=True),
+    ".txt": FileFormat(name="text", text=True, max_bytes=MAX_TEXT_BYTES, reader=read_markdown, in_process=True,
+                       media_types=("text/plain",)),
     ".html": _HTML, ".htm": _HTML,
-    ".csv": FileFormat(name="csv", text=True, max_bytes=MAX_TEXT_BYTES, reader=read_csv),
-    ".pdf": FileFormat(name="pdf", text=False, max_bytes=MAX_BINARY_BYTES, reader=read_pdf),
-    ".docx": FileFormat(name="docx", text=False, max_bytes=MAX_BINARY_BYTES, reader=read_docx),
-    ".pptx": FileFormat(name="pptx", text=False, max_bytes=MAX_BINARY_BYTES, reader=read_pptx),
+    ".csv": FileFormat(name="csv", text=True, max_bytes=MAX_TEXT_BYTES, reader=read_csv, media_types=("text/csv",)),
+    ".pdf": FileFormat(name="pdf", text=False, max_bytes=MAX_BINARY_BYTES, reader=read_pdf,
+                       media_types=("application/pdf",)),
+    ".docx": FileFormat(name="docx", text=False, max_bytes=MAX_BINARY_BYTES, reader=read_docx,
+                        media_types=("application/vnd.openxmlformats-officedocument.wordprocessingml.document",)),
+    ".pptx": FileFormat(name="pptx", text=False, max_bytes=MAX_BINARY_BYTES, reader=read_pptx,
+                        media_types=("application/vnd.openxmlformats-officedocument.presentationml.presentation",)),
     CONFLUENCE_STORAGE: FileFormat(name="html", text=True, max_bytes=MAX_TEXT_BYTES, reader=read_storage_format,
                                    in_folders=False),
 }
 SUFFIXES: Final = frozenset(suffix for suffix, found in FORMATS.items() if found.in_folders)
 """The suffixes of the files a knowledge-base folder is read from."""
+BY_MEDIA_TYPE: Final = dict(reversed([(media_type, suffix) for suffix, found in FORMATS.items()
+                                       for media_type in found.media_types]))
+"""The suffix a file of each media type is read as: its first in the table (`.md`, not `.mdx`)."""
 
 
 def format_for(suffix: str) -> FileFormat:

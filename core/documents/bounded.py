@@ -11,7 +11,8 @@ uses CPU (blocked) is stopped after a while (`MIN_WALL_S`, or `WALL_FACTOR` time
 
 One process is reused across documents: starting one costs tens of milliseconds and importing the readers far
 more, which a 1,000-document ingest would pay a thousand times. It starts from the "forkserver" (a small clean
-process, where the platform has one) rather than by forking the caller, which may hold threads and open models.
+process that has imported the readers once, where the platform has one) rather than by forking the caller, which
+may hold threads and open models.
 Reads are serialised by a lock: a sync and an ingest never run at once on one database anyway.
 """
 
@@ -40,6 +41,12 @@ reader blocked on something, using no CPU), is stopped too. Generous, since a lo
 a tenth of a core or less, and the CPU limit is what stops a reader that works."""
 _CONTEXT: Final[Any] = multiprocessing.get_context(
     "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
+_PRELOADED: Final = ("core.documents.formats", "pdfplumber", "mammoth", "pptx", "bs4", "markdownify", "trafilatura")
+"""Imported once by the forkserver (those of the `formats` extra where it is installed), so a new reading
+process (each application's first, one after a limit stopped the last) starts with its readers imported: a fork,
+not seconds of imports."""
+if _CONTEXT.get_start_method() == "forkserver":
+    _CONTEXT.set_forkserver_preload(list(_PRELOADED))
 
 
 @dataclass(frozen=True, kw_only=True)

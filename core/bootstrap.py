@@ -29,7 +29,7 @@ from core.application.risk import KeywordRiskClassifier
 from core.application.routing import KnownGap, OwnerRouter
 from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config, parse_duration
 from core.connectors.sync import Syncer
-from core.documents.bounded import MEGABYTE, ReadingProcess, ReadLimits
+from core.documents.bounded import MEGABYTE, ReadingProcess, ReadLimits, reading_process_for
 from core.llm.extractive import ExtractiveModel
 from core.llm.reader import OnnxReader, bundled_reader
 from core.observability import PrometheusMetrics, SystemClock
@@ -167,8 +167,8 @@ def answerability_gate(settings: Settings, model: AnswerModel) -> AnswerabilityG
 
 def reading_process(settings: Settings) -> ReadingProcess:
     """Where the folder's and the connectors' documents are read, under the settings' limits."""
-    return ReadingProcess(ReadLimits(cpu_seconds=settings.read_cpu_s,
-                                     memory_bytes=settings.read_memory_mb * MEGABYTE))
+    return reading_process_for(ReadLimits(cpu_seconds=settings.read_cpu_s,
+                                          memory_bytes=settings.read_memory_mb * MEGABYTE))
 
 
 def build_index(engine: Engine, embedder: Embedder | None) -> Index:

@@ -16,6 +16,7 @@ may hold threads and open models.
 Reads are serialised by a lock: a sync and an ingest never run at once on one database anyway.
 """
 
+import functools
 import math
 import multiprocessing
 import os
@@ -199,5 +200,13 @@ def _address_space() -> int | None:
         return None
 
 
-SHARED: Final = ReadingProcess()
+@functools.cache
+def reading_process_for(limits: ReadLimits) -> ReadingProcess:
+    """The one reading process of this process under `limits`, shared by every application in it: a process's
+    readers warm up on their first documents (trafilatura's and pdfminer's caches, a second or more), so a new
+    one for each application (each test's, each benchmark run's) would pay that again."""
+    return ReadingProcess(limits)
+
+
+SHARED: Final = reading_process_for(ReadLimits())
 """The reading process of callers given none (the benchmarks, `sourced eval`), under the default limits."""

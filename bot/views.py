@@ -5,6 +5,7 @@ Everything about documents here comes from `Catalog.documents` for the person's 
 they may not see is in no title, prompt or count.
 """
 
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Final
@@ -34,6 +35,7 @@ from core.application.catalog import (
     newest_titles,
 )
 from core.application.language.shape import MAX_QUESTION_LENGTH
+from core.connectors.convert import ID_SEPARATOR
 from core.retrieval.ingest import plural
 
 READING_STATUS: Final = "is reading the documents..."
@@ -100,15 +102,20 @@ def home_view(documents: Sequence[DocumentSummary], activity: Activity | None,
         blocks += [DividerBlock(), HeaderBlock(text=f"Last {ACTIVITY_DAYS} days (operators)"),
                    SectionBlock(block_id="operators", text=MarkdownTextObject(text=_activity_text(activity)))]
     if sources:
-        blocks += [SectionBlock(block_id="sources", text=MarkdownTextObject(text=_sources_text(sources)[:3000]))]
+        text = _sources_text(sources, documents)[:3000]
+        blocks += [SectionBlock(block_id="sources", text=MarkdownTextObject(text=text))]
     return View(type="home", blocks=blocks)
 
 
-def _sources_text(sources: Sequence[ConnectorStatus]) -> str:
+def _sources_text(sources: Sequence[ConnectorStatus], documents: Sequence[DocumentSummary]) -> str:
+    """Each connector's documents counted among those the viewer may see: an operator is told no more of what a
+    source holds than any other reader (`doctor`, run by whoever holds the database, counts them all)."""
+    visible = Counter(summary.doc_id.split(ID_SEPARATOR, 1)[0] for summary in documents
+                      if ID_SEPARATOR in summary.doc_id)
     lines = ["*Sources (connectors)*"]
     for status in sources:
         synced = f"last sync {status.succeeded_at:%Y-%m-%d %H:%M} UTC" if status.succeeded_at else "never synced"
-        line = f"• `{mrkdwn(status.name)}`: {plural(status.documents, 'document')}, {synced}"
+        line = f"• `{mrkdwn(status.name)}`: {plural(visible[status.name], 'document')}, {synced}"
         if status.error and status.succeeded_at:
             line += (f"\n   :warning: the last sync failed: {mrkdwn(status.error)}. Answers use the index the "
                      "last good sync left")

@@ -32,6 +32,7 @@ from core.application.routing import KnownGap, OwnerRouter
 from core.application.service import Service
 from core.config import ConfigError, Settings, SourcedConfig, config_path, load_config, parse_duration
 from core.connectors.sync import Syncer
+from core.documents.bounded import MEGABYTE, ReadingProcess, ReadLimits, reading_process_for
 from core.llm.breaker import CircuitBreaker
 from core.llm.extractive import ExtractiveModel
 from core.llm.reader import OnnxReader, bundled_reader
@@ -267,6 +268,12 @@ def answer_policy(settings: Settings, config: SourcedConfig, model: AnswerModel)
                         user_hash_key=key.get_secret_value().encode() if key else None)
 
 
+def reading_process(settings: Settings) -> ReadingProcess:
+    """Where the folder's and the connectors' documents are read, under the settings' limits."""
+    return reading_process_for(ReadLimits(cpu_seconds=settings.read_cpu_s,
+                                          memory_bytes=settings.read_memory_mb * MEGABYTE))
+
+
 def build_index(engine: Engine, embedder: Embedder | None) -> Index:
     """The index for the database: SQLite's (FTS5, vectors in memory) or PostgreSQL's (tsvector, pgvector). On
     PostgreSQL with an embedder, pgvector must be there: `PgvectorMissing` (one line) otherwise."""
@@ -336,8 +343,9 @@ def bootstrap(
         corpus=SqlCorpus(engine),
         followups=followups,
     )
-    ingestor = (EmbeddingIngestor(engine, embedder, progress=progress, rules=config.source_rules()) if embedder
-                else Ingestor(engine, progress=progress, rules=config.source_rules()))
+    process = reading_process(settings)
+    ingestor = (EmbeddingIngestor(engine, embedder, progress=progress, rules=config.source_rules(), process=process)
+                if embedder else Ingestor(engine, progress=progress, rules=config.source_rules(), process=process))
     connector_state = SqlConnectorState(engine)
     turns = ConversationTurns(engine, ttl=timedelta(minutes=settings.conversation_ttl_minutes))
     conversations = Conversations(orchestrator=orchestrator, turns=turns)

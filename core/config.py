@@ -13,6 +13,7 @@ from core.application.audit import AuditMode
 from core.application.orchestrator import STALE_AFTER_DAYS, AnswerabilityGate, UnverifiedClaims
 from core.application.risk import DEFAULT_HIGH, DEFAULT_MEDIUM
 from core.application.routing import KnownGap
+from core.documents.bounded import MEGABYTE, ReadLimits
 from core.documents.sources import URL_FIELDS, SourceRule
 from core.domain import EVERYONE
 from core.domain.errors import OperatorError
@@ -69,6 +70,10 @@ class Settings(BaseSettings):
     embedding_timeout_s: float = Field(default=20.0, gt=0)
     embedding_deadline_s: float = Field(default=60.0, gt=0)
     """One batch of up to 64 texts, retries included (ingestion sends many; a question one)."""
+    read_cpu_s: int = Field(default=ReadLimits().cpu_seconds, ge=1)
+    """CPU time one document (a PDF, an Office or HTML file) may take to read; past it, it is refused alone."""
+    read_memory_mb: int = Field(default=ReadLimits().memory_bytes // MEGABYTE, ge=64)
+    """Memory one document may take to read, beyond what the reading process holds; past it, refused alone."""
     breaker_failures: int = Field(default=3, ge=1)
     """Failed calls in a row after which a remote model or embeddings endpoint is refused at once..."""
     breaker_cool_down_s: float = Field(default=30.0, gt=0)

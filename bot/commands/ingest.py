@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bot.commands.common import add_config_option, application
+from core.bootstrap import reading_process
 from core.config import Settings, config_path, load_config
 from core.retrieval.ingest import plural
 from core.retrieval.knowledge_base import LoadResult, load_knowledge_base
@@ -40,8 +41,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"sourced ingest: {args.path} is not a folder", file=sys.stderr)
         return 2
     if args.dry_run:
-        rules = load_config(config_path(args.config, Settings())).source_rules()
-        return _dry_run(load_knowledge_base(args.path, rules=rules))
+        settings = Settings()
+        rules = load_config(config_path(args.config, settings)).source_rules()
+        return _dry_run(load_knowledge_base(args.path, rules=rules, process=reading_process(settings)))
     try:
         report = application(args).ingestor.ingest(args.path, guard_removal=not args.allow_removal)
     except IngestBusy as error:

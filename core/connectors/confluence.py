@@ -34,7 +34,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef
-from core.documents.confluence_storage import read_storage_format
+from core.documents.formats import CONFLUENCE_STORAGE
 
 PAGE_SIZE: Final = 50
 OVERLAP_MINUTES: Final = 10
@@ -111,7 +111,7 @@ class ConfluenceConnector:
         title = str(content.get("title") or ref.item_id)
         return Item(item_id=str(content["id"]), title=title, access=access, version=_version(content),
                     url=self._web_url(content), updated=_day(content), trail=self._trail(content),
-                    document=read_storage_format(body, title=title), suffix=".html")
+                    content=body.encode("utf-8"), suffix=CONFLUENCE_STORAGE)
 
     def existing(self) -> Iterator[ItemRef]:
         """Every page, blog post and attachment of the spaces with its version and access, from one listing:

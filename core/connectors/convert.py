@@ -1,34 +1,22 @@
 """An item downloaded by a connector, read into a document by the formats' readers (`core.documents`).
 
-A connector hands over either a `Document` it built (Confluence's storage format, Notion's blocks) or a file's
-bytes with its suffix (Drive's exports and files, Confluence's attachments), which are read as the loader reads
-the same file in a folder, with the same size limits. Binary formats are read from a temporary file, since their
-readers open a path; it is deleted at once.
+A connector hands over either a `Document` it built (Notion's blocks, read from JSON by our own code) or bytes
+with their suffix (Drive's exports and files, Confluence's pages and attachments), which are read through the one
+format table (`core.documents.formats`) as the loader reads the same file in a folder: the same checks, the same
+readers, in the same bounded reading process.
 """
 
 import hashlib
-import tempfile
 from pathlib import Path
 from typing import Final
 
 from core.connectors.port import Item
-from core.documents.docx import read_docx
-from core.documents.html import read_html
+from core.documents.bounded import SHARED, ReadingProcess
+from core.documents.formats import FORMATS, Format, read_content
 from core.documents.limits import Unreadable
-from core.documents.markdown import read_markdown
 from core.documents.model import Document
-from core.documents.notion import read_csv
-from core.documents.pdf import read_pdf
-from core.documents.pptx import read_pptx
 from core.documents.reading import pieces, render
-from core.retrieval.knowledge_base import (
-    FORMATS,
-    MAX_BINARY_BYTES,
-    MAX_FILE_BYTES,
-    TEXT_FORMATS,
-    Format,
-    SourceDocument,
-)
+from core.retrieval.knowledge_base import SourceDocument
 
 ID_SEPARATOR: Final = ":"
 """Between a connector's name and an item's id in a document id. No id of a folder's file holds it (front matter
@@ -39,10 +27,11 @@ def document_id(connector: str, item_id: str) -> str:
     return f"{connector}{ID_SEPARATOR}{item_id}"
 
 
-def to_source_document(connector: str, item: Item, *, audience: frozenset[str],
-                       owner: str | None = None) -> SourceDocument:
-    """The item as the ingestor stores it; `Unreadable` (one line) when its content cannot be read."""
-    structure, kind, digest = _read(item)
+def to_source_document(connector: str, item: Item, *, audience: frozenset[str], owner: str | None = None,
+                       process: ReadingProcess = SHARED) -> SourceDocument:
+    """The item as the ingestor stores it; `Unreadable` (one line) when its content cannot be read, or reading it
+    goes past `process`'s limits."""
+    structure, kind, digest = _read(item, process)
     body = "\n\n".join(render(pieces(section.blocks)).text for section in structure.sections)
     if not body.strip():
         raise Unreadable("holds no text to read")
@@ -55,40 +44,14 @@ def to_source_document(connector: str, item: Item, *, audience: frozenset[str],
     )
 
 
-def _read(item: Item) -> tuple[Document, Format, str]:
+def _read(item: Item, process: ReadingProcess) -> tuple[Document, Format, str]:
     """The item's document, its format's name and the hash of what was read (of a built document, its
     representation, which holds every word, link and heading)."""
     if item.document is not None:
         digest = hashlib.sha256(repr(item.document).encode("utf-8")).hexdigest()
-        return item.document, FORMATS.get((item.suffix or ".html").lower(), "html"), digest
+        found = FORMATS.get((item.suffix or ".html").lower())
+        return item.document, found.name if found is not None else "html", digest
     if item.content is None or item.suffix is None:
         raise Unreadable("has no content")
-    suffix = item.suffix.lower()
-    kind = FORMATS.get(suffix)
-    if kind is None:
-        raise Unreadable(f"is a {suffix} file, which Sourced does not read")
-    limit = MAX_FILE_BYTES if kind in TEXT_FORMATS else MAX_BINARY_BYTES
-    if len(item.content) > limit:
-        raise Unreadable(f"is {len(item.content):,} bytes, over the {limit:,}-byte limit for one {suffix} document")
-    digest = hashlib.sha256(item.content).hexdigest()
-    if kind in TEXT_FORMATS:
-        return _read_text(item.content, kind), kind, digest
-    with tempfile.TemporaryDirectory(prefix="sourced-item-") as folder:
-        path = Path(folder) / f"item{suffix}"
-        path.write_bytes(item.content)
-        reader = {"pdf": read_pdf, "docx": read_docx, "pptx": read_pptx}[kind]
-        return reader(path), kind, digest
-
-
-def _read_text(content: bytes, kind: Format) -> Document:
-    try:
-        text = content.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as error:
-        raise Unreadable(f"is not UTF-8 text (invalid byte at offset {error.start})") from None
-    if "\x00" in text:
-        raise Unreadable("holds a NUL byte: a binary file, not text")
-    if kind == "html":
-        return read_html(text)
-    if kind == "csv":
-        return read_csv(text)
-    return read_markdown(text)
+    document = read_content(item.content, item.suffix, process=process)
+    return document, FORMATS[item.suffix.lower()].name, hashlib.sha256(item.content).hexdigest()

@@ -28,6 +28,7 @@ from datetime import date, datetime
 from typing import Any, Final
 
 from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef, ItemUnreadable
+from core.documents.formats import BY_MEDIA_TYPE
 from core.domain.errors import SourceError
 
 SCOPES: Final = ("https://www.googleapis.com/auth/drive.readonly",
@@ -39,12 +40,8 @@ EXPORTS: Final = {
         "application/vnd.openxmlformats-officedocument.presentationml.presentation", ".pptx"),
     "application/vnd.google-apps.spreadsheet": ("text/csv", ".csv"),
 }
-DOWNLOADS: Final = {
-    "application/pdf": ".pdf",
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
-    "application/vnd.openxmlformats-officedocument.presentationml.presentation": ".pptx",
-    "text/csv": ".csv", "text/markdown": ".md", "text/plain": ".txt", "text/html": ".html",
-}
+DOWNLOADS: Final = BY_MEDIA_TYPE
+"""Files downloaded as they are: every media type the format table reads."""
 FILE_FIELDS: Final = "id,name,mimeType,version,modifiedTime,webViewLink,trashed,driveId"
 PAGE_SIZE: Final = 100
 ONE_ITEM_REFUSALS: Final = {

@@ -4,7 +4,8 @@ model directly (headings make sections, lists keep their nesting, tables their h
 The change feed is the search of pages sorted by `last_edited_time`, newest first, read until a page older than
 the last sync (less a margin: Notion rounds the time to the minute); what it lists again is skipped (same
 version). A page unshared from the integration or deleted is no longer listed at all, so the full pass
-(`full_sync_every`) is what removes it.
+(`full_sync_every`) is what removes it. The full pass also walks every page up to its root, so a page moved to
+another root (which need not change its `last_edited_time`) is read again with its new audience.
 
 Notion tells an integration nothing of who may read a page. Each shared root is mapped to an audience in
 sourced.yml (`roots:`, as `sources:` rules do for folders), and a page has its nearest root's. The walk up goes
@@ -21,6 +22,7 @@ import hashlib
 import json
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -102,8 +104,13 @@ class NotionConnector:
                     document=document, suffix=".md")
 
     def existing(self) -> Iterator[ItemRef]:
-        for page in self._pages(ascending=True):
-            yield self._ref(page)
+        """Every shared page with its audience as it is now: a page moved (or under an ancestor moved) to another
+        root keeps its `last_edited_time`, so the sync tells the move by the audience. The listing gives each
+        page's parent; only blocks and databases on the way up are asked for, once each per pass."""
+        pages = list(self._pages(ascending=True))
+        self._parents = {("page", _plain(page["id"])): _above(page.get("parent") or {}) for page in pages}
+        for page in pages:
+            yield replace(self._ref(page), access=Access(roles=frozenset(self._audience_of(page) or ())))
 
     def members(self, groups: Collection[str]) -> Mapping[str, frozenset[str]]:
         return {group: frozenset() for group in groups}  # Notion names no groups to an integration

@@ -86,8 +86,8 @@ class Item:
     updated: date | None = None
     content: bytes | None = None
     suffix: str | None = None
-    """How to read `content`: `.html` (Confluence's storage format is read as XHTML), `.docx`, `.pptx`, `.csv`,
-    `.pdf`, `.md`, `.txt`."""
+    """How to read `content`: a suffix of the format table (`core.documents.formats`): `.html`, `.docx`, `.pptx`,
+    `.csv`, `.pdf`, `.md`, `.txt`, or Confluence's storage format (`CONFLUENCE_STORAGE`)."""
     document: Document | None = None
     trail: tuple[str, ...] = ()
     """Where the item is in its source (a space, a page's ancestors), the root of its heading paths."""

@@ -7,7 +7,8 @@ batch at its next run, where what it had already stored is found unchanged (same
 are idempotent too. A full pass (`Connector.existing`) runs on the first sync, every `full_every`, when the
 connector asks for one (its permissions above the items changed, its cursor expired) or when told; it removes
 what is no longer listed and re-reads items whose access or version the listing shows changed. A pass that dies
-is run again at the next sync, since its time is recorded only once it is done.
+is run again at the next sync, since its time is recorded only once it is done; one the source asked for is
+recorded as due before the cursor that asked is saved, since the feed asks only once.
 
 A connector that fails (`ConnectorError`, or any error of its library) while listing leaves the index as the last
 run left it; the failure is recorded for `sourced doctor` and the operators' Home view until a run succeeds. One
@@ -210,6 +211,8 @@ class _Run:
                 for ref in batch.refs:
                     self._apply(ref)
                     advance()
+                if batch.full:  # stored before the cursor that asks: the feed will not ask again
+                    state.full_pass_due(self._name)
                 state.save_cursor(self._name, batch.cursor)
                 full = full or batch.full
             if full and not listed_everything:
@@ -258,7 +261,7 @@ class _Run:
             self._remove(doc_id)
             return
         document = to_source_document(self._name, item, audience=audience, owner=self._syncer._owners.get(
-            self._name))
+            self._name), process=self._syncer._ingestor.process)
         outcome = self._writer.put(document)
         if isinstance(outcome, LoadError):
             raise _NotStored(outcome.reason)

@@ -20,8 +20,8 @@ _DROPPED: Final = ("ac:image", "ac:emoticon", "ac:placeholder", "ac:parameter", 
 _TITLED: Final = frozenset({"info", "note", "warning", "tip", "panel", "expand"})
 
 
-def read_storage_format(xhtml: str, *, title: str | None = None) -> Document:
-    """A page's storage-format body as a document; `title` is the page's (the body holds none)."""
+def read_storage_format(xhtml: str) -> Document:
+    """A page's storage-format body as a document (the body holds no title: the page's comes with the item)."""
     soup = parse(f"<div>{xhtml}</div>")
     root = soup.div
     for macro in root.find_all("ac:structured-macro"):
@@ -36,8 +36,7 @@ def read_storage_format(xhtml: str, *, title: str | None = None) -> Document:
         tag.decompose()
     for tag in root.find_all(lambda element: ":" in element.name):
         tag.unwrap()  # any other Confluence element: its text stays where it stood
-    document = read_markdown(element_markdown(root))
-    return Document(sections=document.sections, title=title or document.title, warnings=document.warnings)
+    return read_markdown(element_markdown(root))
 
 
 def _replace_macro(soup: Any, macro: Any) -> None:

@@ -41,6 +41,8 @@ def read_docx(path: Path) -> Document:
         with path.open("rb") as file:
             result = mammoth.convert_to_html(file, style_map=STYLE_MAP,
                                              convert_image=mammoth.images.img_element(_no_image))
+    except MemoryError:
+        raise  # a memory limit is the reading process's to name (`core.documents.bounded`), not a damaged file
     except KeyError as error:  # a zip without word/document.xml: another Office file renamed
         raise Unreadable(f"is not a Word document (it has no {error.args[0] if error.args else 'body'})") from None
     except Exception as error:  # mammoth and lxml raise many kinds on a damaged file

@@ -136,8 +136,11 @@ def read_pdf(path: Path) -> Document:
             metadata = dict(pdf.metadata)
             read = _read_pages(pdf)
     except PdfminerException as error:
-        raise _refusal(error.args[0] if error.args else error) from None
-    except Unreadable:
+        cause = error.args[0] if error.args else error
+        if isinstance(cause, MemoryError):
+            raise cause from None  # a memory limit is the reading process's to name (`core.documents.bounded`)
+        raise _refusal(cause) from None
+    except (Unreadable, MemoryError):
         raise
     except Exception as error:  # pdfminer raises many kinds on a damaged file
         raise Unreadable(f"could not be read as a PDF ({type(error).__name__}: {error})") from None

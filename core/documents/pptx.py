@@ -33,6 +33,8 @@ def read_pptx(path: Path) -> Document:
     except KeyError as error:
         raise Unreadable(f"is not a PowerPoint deck (it has no {error.args[0] if error.args else 'slides'})"
                          ) from None
+    except MemoryError:
+        raise  # a memory limit is the reading process's to name (`core.documents.bounded`), not a damaged file
     except Exception as error:  # python-pptx and lxml raise many kinds on a damaged file
         raise Unreadable(f"could not be read as a PowerPoint deck ({type(error).__name__}: {error})") from None
     first_title = next((section.headings[0] for section in sections if section.headings

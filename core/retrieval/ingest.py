@@ -36,6 +36,7 @@ from sqlalchemy import Connection, Engine, delete, func, insert, select, text, u
 from sqlalchemy.exc import SQLAlchemyError
 
 from core.application.language.instructions import instruction_lines
+from core.documents.bounded import SHARED, ReadingProcess
 from core.documents.sources import SourceRule
 from core.progress import progress_bar
 from core.retrieval.chunking import CHUNKER_VERSION, ChunkDraft, chunk_document
@@ -202,8 +203,9 @@ class Ingestor:
     `IngestBusy`."""
 
     def __init__(self, engine: Engine, *, progress: bool = True, rules: Sequence[SourceRule] = (),
-                 now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+                 now: Callable[[], datetime] = lambda: datetime.now(UTC), process: ReadingProcess = SHARED) -> None:
         self._engine = engine
+        self.process = process  # reads every format but Markdown, under its limits (`core.documents.bounded`)
         self._progress = progress
         self._rules = tuple(rules)
         self._now = now
@@ -272,7 +274,8 @@ class Ingestor:
     def load(self, root: Path) -> LoadResult:
         """The knowledge base as this ingestor reads it (its `sources:` rules applied), a bar on long reads."""
         with self._progress_bar(count_source_files(root), "reading") as advance:
-            return load_knowledge_base(root, rules=self._rules, progress=lambda _path: advance())
+            return load_knowledge_base(root, rules=self._rules, progress=lambda _path: advance(),
+                                       process=self.process)
 
     def _beside(self, drafts: Sequence[ChunkDraft], old: Mapping[str, tuple[str, str]]) -> Beside:
         """Computed before a document's transaction, run inside it after its chunks are written. Nothing here;

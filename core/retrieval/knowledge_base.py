@@ -1,6 +1,7 @@
 """Loading the knowledge base: a folder of documents (Markdown and text with optional YAML front matter, and
 with the `formats` extra PDF, Word, PowerPoint, HTML, CSV and wiki exports), each read by its format's reader
-into the document model (`core.documents`); chunking works on that model whatever the format was.
+(the one format table, `core.documents.formats`, which the connectors read through too) into the document model;
+chunking works on that model whatever the format was.
 
 A document's metadata comes from, in order: its front matter, the first `sources:` rule of sourced.yml that
 matches its path (`core.documents.sources`), what the format records (a PDF's title and dates, Office core
@@ -25,37 +26,23 @@ from urllib.parse import unquote, urlsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from core.documents.docx import read_docx
-from core.documents.html import read_html
+from core.documents.bounded import SHARED, ReadingProcess
+from core.documents.formats import SUFFIXES, Format, check_size, decoded, format_for, read_file
 from core.documents.limits import Unreadable
 from core.documents.links import retargeted
 from core.documents.markdown import read_markdown
 from core.documents.mdx import without_module_lines
 from core.documents.model import Document
-from core.documents.notion import is_notion_name, read_csv, read_notion_page, without_id
-from core.documents.pdf import read_pdf
-from core.documents.pptx import read_pptx
+from core.documents.notion import is_notion_name, read_notion_page, without_id
 from core.documents.reading import pieces, render
 from core.documents.sources import SourceRule, first_match
 from core.domain import EVERYONE
 from core.domain.errors import SourceError
 from core.domain.text import storable
 
-Format = Literal["markdown", "text", "pdf", "docx", "pptx", "html", "csv", "notion"]
-FORMATS: Final[dict[str, Format]] = {
-    ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown", ".txt": "text",
-    ".pdf": "pdf", ".docx": "docx", ".pptx": "pptx", ".html": "html", ".htm": "html", ".csv": "csv",
-}
-SUFFIXES: Final = frozenset(FORMATS)
-PAGE_FORMATS: Final = frozenset({"markdown", "text", "notion"})
+PAGE_FORMATS: Final[frozenset[Format]] = frozenset({"markdown", "text", "notion"})
 """Formats whose default id is the path without its extension, as it always was; the others keep it
 (`report.pdf`, `report.docx`), since an export often stands beside the file it was made from."""
-TEXT_FORMATS: Final = frozenset({"markdown", "text", "html", "csv", "notion"})
-MAX_FILE_BYTES: Final = 10_000_000
-"""A handbook page is kilobytes; past this a text file is an export or a mistake, and would stall the chunker."""
-MAX_BINARY_BYTES: Final = 100_000_000
-"""A PDF or Office file with its images: a 300-page report is tens of megabytes. Past this it is refused
-unread (a scan of a whole archive, a video renamed), so memory stays bounded."""
 UpdatedFrom = Literal["front matter", "metadata", "file"]
 _OURS_CASE_SENSITIVE_FROM: Final = 4
 """Our keys of this length or more are compared for one-edit typos (`audiance`); `id` and `url` would match
@@ -207,9 +194,10 @@ Progress = Callable[[Path], None]
 """Told each file's relative path as it is read (a progress bar)."""
 
 
-def load_knowledge_base(root: Path, *, rules: Sequence[SourceRule] = (),
-                        progress: Progress | None = None) -> LoadResult:
-    """Every document file under `root`, recursively, in path order; bad files become errors."""
+def load_knowledge_base(root: Path, *, rules: Sequence[SourceRule] = (), progress: Progress | None = None,
+                        process: ReadingProcess = SHARED) -> LoadResult:
+    """Every document file under `root`, recursively, in path order; bad files become errors. Formats other than
+    Markdown are read in `process`, under its limits (`core.documents.bounded`)."""
     documents: list[SourceDocument] = []
     errors: list[LoadError] = []
     seen: dict[str, Path] = {}
@@ -220,7 +208,7 @@ def load_knowledge_base(root: Path, *, rules: Sequence[SourceRule] = (),
             progress(relative)
         try:
             _check_place(path, inside, relative)
-            document = _load_file(path, relative, tuple(rules))
+            document = _load_file(path, relative, tuple(rules), process)
         except (InvalidDocument, Unreadable) as error:
             errors.append(LoadError(path=relative, reason=str(error)))
             continue
@@ -281,12 +269,6 @@ def _check_place(path: Path, inside: Path, relative: Path) -> None:
         relative.as_posix().encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidDocument("the file name is not valid UTF-8; rename the file") from None
-    size = path.stat().st_size
-    kind = FORMATS[path.suffix.lower()]
-    limit = MAX_FILE_BYTES if kind in TEXT_FORMATS else MAX_BINARY_BYTES
-    if size > limit:
-        raise InvalidDocument(f"is {size:,} bytes, over the {limit:,}-byte limit for one {path.suffix.lower()} "
-                              f"document; split it into smaller files")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -301,9 +283,11 @@ class _Read:
     ignored_keys: tuple[str, ...] = ()
 
 
-def _load_file(path: Path, relative: Path, rules: tuple[SourceRule, ...]) -> SourceDocument:
-    kind = FORMATS[path.suffix.lower()]
-    read = _read_text_file(path, kind, relative) if kind in TEXT_FORMATS else _read_binary_file(path, kind)
+def _load_file(path: Path, relative: Path, rules: tuple[SourceRule, ...], process: ReadingProcess
+               ) -> SourceDocument:
+    found = format_for(path.suffix)
+    read = (_read_page(path, relative) if found.in_process
+            else _read_structure(read_file(path, process=process), _stored_format(found.name, relative)))
     meta = read.meta
     doc_id = meta.id or default_doc_id(relative) + ("" if read.format in PAGE_FORMATS else path.suffix.lower())
     posix = PurePosixPath(relative.as_posix())
@@ -331,23 +315,15 @@ def _load_file(path: Path, relative: Path, rules: tuple[SourceRule, ...]) -> Sou
     )
 
 
-def _read_text_file(path: Path, kind: Format, relative: Path) -> _Read:
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as error:
-        raise InvalidDocument(f"not UTF-8 text (invalid byte at offset {error.start}); save it as UTF-8"
-                              ) from None
-    if "\x00" in text:  # valid UTF-8 but binary (an image, a database); PostgreSQL cannot store NUL either
-        raise InvalidDocument(f"holds a NUL byte at offset {raw.index(0)}: a binary file, not text")
-    if kind == "html":
-        return _read_structure(read_html(text), "html")
-    if kind == "csv":
-        return _read_structure(read_csv(text), "notion" if _notion_name(relative) else "csv")
+def _read_page(path: Path, relative: Path) -> _Read:
+    """A Markdown or text file: its front matter, then its body (a Notion export's page as such)."""
+    check_size(path.stat().st_size, path.suffix)
+    text = decoded(path.read_bytes())
     header, body = _split_front_matter(text)
     meta, ignored = _front_matter(header)
     words = without_module_lines(body)
     body_line = len(text[: len(text) - len(body)].splitlines()) + 1  # as `instruction_lines` splits them
+    kind = format_for(path.suffix).name
     if _notion_name(relative):
         structure, kind = read_notion_page(words), "notion"
     else:
@@ -355,13 +331,9 @@ def _read_text_file(path: Path, kind: Format, relative: Path) -> _Read:
     return _Read(structure=structure, body=body, meta=meta, format=kind, ignored_keys=ignored, body_line=body_line)
 
 
-def _read_binary_file(path: Path, kind: Format) -> _Read:
-    """PDF and Office files, read by the `formats` extra's libraries (imported only when such a file is read)."""
-    if kind == "pdf":
-        return _read_structure(read_pdf(path), kind)
-    if kind == "docx":
-        return _read_structure(read_docx(path), kind)
-    return _read_structure(read_pptx(path), kind)
+def _stored_format(name: Format, relative: Path) -> Format:
+    """A Notion export's database is stored as `notion`, as its pages are."""
+    return "notion" if name == "csv" and _notion_name(relative) else name
 
 
 def _read_structure(structure: Document, kind: Format) -> _Read:

@@ -54,6 +54,10 @@ class SqlConnectorState:
     def full_pass_done(self, name: str, at: datetime) -> None:
         self._upsert(name, full_pass_at=at)
 
+    def full_pass_due(self, name: str) -> None:
+        """A full pass is due at once (the source asked for one), until one is done."""
+        self._upsert(name, full_pass_at=None)
+
     def succeeded(self, name: str, at: datetime, summary: str) -> None:
         self._upsert(name, succeeded_at=at, error=None, summary=summary)
 

@@ -113,6 +113,9 @@ class FakeConfluence(LoopbackServer):
     def __init__(self, site: ConfluenceSite) -> None:
         super().__init__()
         self.site = site
+        self.full_listing_down = False
+        """While set, every listing with the pages' restrictions (a full pass's) answers 503: the site failing
+        after a sync's change feed has read."""
         self.route("GET", r"/wiki/rest/api/content/search", self._search)
         self.route("GET", r"/wiki/rest/api/content", self._content_list)
         self.route("GET", r"/wiki/rest/api/content/(\d+)", self._content)
@@ -182,6 +185,8 @@ class FakeConfluence(LoopbackServer):
     # -- routes -----------------------------------------------------------------------------------------
 
     def _search(self, query: dict[str, str], _body: Any) -> Answer:
+        if self.full_listing_down and "restrictions" in query.get("expand", ""):
+            return Answer(status=503, body={"message": "scripted outage"})
         matches = self._cql(query["cql"])
         start, limit = int(query.get("start", 0)), min(int(query.get("limit", 25)), 100)
         page = matches[start:start + limit]

@@ -70,6 +70,10 @@ class NotionWorkspace:
         self.pages[page_id].blocks = blocks
         self.pages[page_id].edited = datetime.now(UTC)
 
+    def move(self, page_id: str, parent: str) -> None:
+        """A page dragged under another, as Notion may move one: its `last_edited_time` stays as it was."""
+        self.pages[page_id].parent = parent
+
     def delete(self, page_id: str) -> None:
         self.pages[page_id].archived = True
         self.pages[page_id].edited = datetime.now(UTC)

@@ -78,6 +78,26 @@ def test_pages_follow_their_roots_audience_and_each_change_after_a_sync(tmp_path
     assert f"notion:{offices.replace('-', '')}" not in cited_documents(ask(sourced, PARKING, bob))
 
 
+def test_pages_moved_under_a_restricted_root_take_its_audience_at_the_full_pass_though_none_was_edited(
+        tmp_path: Path, workspace: NotionWorkspace, fake: FakeNotion) -> None:
+    wiki = workspace.create("Company wiki", [("paragraph", "Start here.")], share=True)
+    people = workspace.create("People team", [("paragraph", "Private to the people team.")], share=True)
+    team = workspace.create("Team notes", [("paragraph", "Notes of the team.")], parent=wiki)
+    bonus = workspace.create("Bonus", [("heading_1", "Bonus"), ("paragraph", "The annual bonus is paid in March.")],
+                             parent=team)
+    roots = {wiki: ["everyone"], people: ["user:alice@example.com"]}
+    sourced = application(tmp_path / "db")
+    sync(sourced, connector(fake, roots))
+    bob = person(sourced, "bob@example.com")
+    assert answered_with(ask(sourced, BONUS, bob), ["March"])
+
+    workspace.move(team, people)  # the bonus page's own parent and edit time stay as they were
+    report = sync(sourced, connector(fake, roots), full=True)
+    assert {f"notion:{page.replace('-', '')}" for page in (team, bonus)} <= set(report.updated)
+    assert ask(sourced, BONUS, bob)["view"]["outcome"] == "refused"
+    assert answered_with(ask(sourced, BONUS, person(sourced, "alice@example.com")), ["March"])
+
+
 def test_a_page_under_no_root_takes_the_connectors_audience(tmp_path: Path, workspace: NotionWorkspace,
                                                             fake: FakeNotion) -> None:
     workspace.create("Scratch", [("paragraph", "The annual bonus is paid in July.")], share=True)

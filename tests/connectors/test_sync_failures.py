@@ -16,6 +16,7 @@ from tests.connectors.fake_confluence import TOKEN, USER, ConfluenceSite, FakeCo
 from tests.connectors.fake_drive import ACCOUNT, DOC, DOCX, DriveWorkspace, FakeDrive, docx
 from tests.connectors.test_confluence_sync import LAPTOP, SALARY, VPN, handbook
 from tests.connectors.workbench import answered_with, application, ask, person, sync
+from tests.pdf_bombs import cpu_bomb
 
 pytest.importorskip("atlassian", reason="the connectors extra is not installed")
 pytest.importorskip("googleapiclient", reason="the connectors extra is not installed")
@@ -98,6 +99,44 @@ def test_a_page_that_reads_again_after_an_edit_comes_back_at_the_next_sync(
     report = sync(sourced, wiki(confluence))
     assert report.added == [f"wiki:{parking}"] and not report.errors
     assert answered_with(ask(sourced, PARKING, person(sourced, "bob@example.com")), ["5822"])
+
+
+def test_an_attachment_that_costs_minutes_of_cpu_is_stopped_at_its_limit_and_the_sync_goes_on(
+        tmp_path: Path, site: ConfluenceSite, confluence: FakeConfluence, monkeypatch: pytest.MonkeyPatch) -> None:
+    pages = handbook(site)
+    garage = site.attach(pages["root"], "Garage.pdf", cpu_bomb(), "application/pdf")  # a kilobyte
+    monkeypatch.setenv("SOURCED_READ_CPU_S", "2")
+    sourced = application(tmp_path / "db")
+    report = sync(sourced, wiki(confluence))
+    assert [(error.path.as_posix(), error.reason) for error in report.errors] == [
+        (f"wiki/{garage}", "takes more than the 2 s of CPU time one document may take to read")]
+    assert len(report.added) == 4
+    assert sourced.connector_state.status("wiki").unreadable == 1
+
+    site.trash(pages["vpn"])  # the next sync reads on in the same process, and tries the attachment again
+    report = sync(sourced, wiki(confluence))
+    assert report.removed == [f"wiki:{pages['vpn']}"]
+    assert [error.path.as_posix() for error in report.errors] == [f"wiki/{garage}"]
+    assert answered_with(ask(sourced, LAPTOP, person(sourced, "bob@example.com")), ["2000 EUR"])
+
+
+def test_a_full_pass_the_source_asked_for_and_that_failed_runs_at_the_next_sync(
+        tmp_path: Path, site: ConfluenceSite, confluence: FakeConfluence) -> None:
+    handbook(site)
+    sourced = application(tmp_path / "db")
+    sync(sourced, wiki(confluence))
+    bob = person(sourced, "bob@example.com")
+    assert answered_with(ask(sourced, LAPTOP, bob), ["2000 EUR"])
+
+    site.spaces["ENG"].groups = {"g-people"}  # the space narrowed to the people team: the feed asks for a pass
+    confluence.full_listing_down = True
+    assert not sourced.syncer.sync(wiki(confluence)).ok
+    confluence.full_listing_down = False
+    report = sync(sourced, wiki(confluence))  # within full_sync_every of the last pass, and the feed asks no more
+
+    assert report.full_pass
+    assert ask(sourced, LAPTOP, bob)["view"]["outcome"] == "refused"
+    assert answered_with(ask(sourced, LAPTOP, person(sourced, "alice@example.com")), ["2000 EUR"])
 
 
 # -- Google Drive ---------------------------------------------------------------------------------------------

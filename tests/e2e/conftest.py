@@ -152,13 +152,14 @@ def deploy(tmp_path: Path, slack: FakeSlack) -> Iterator[Any]:
     stops: list[Any] = []
 
     def start(documents: tuple[str, ...] | None = None, name: str = "main", *, settings: Settings | None = None,
-              slack_settings: dict[str, Any] | None = None, extra: dict[str, str] | None = None) -> Deployment:
+              slack_settings: dict[str, Any] | None = None, extra: dict[str, str] | None = None,
+              config: SourcedConfig = CONFIG) -> Deployment:
         """`settings`: the core's (audit mode, model, embedder); its database URL is replaced by this test's.
         `extra`: documents of the test's own, ingested beside `DOCUMENTS`."""
         database_url = f"sqlite:///{tmp_path / name}.db"
         core = (settings.model_copy(update={"database_url": database_url}) if settings is not None
                 else Settings(database_url=database_url))
-        sourced = bootstrap(core, config=CONFIG, progress=False)
+        sourced = bootstrap(core, config=config, progress=False)
         report = sourced.ingestor.ingest(write_kb(tmp_path / f"kb-{name}", documents, extra))
         assert not report.errors
         # no "still working" notice unless a test asks for one: a loaded machine must not change what is posted

@@ -13,9 +13,11 @@ import pytest
 from bot import blocks, views
 from bot.surface import Shortcut, View
 from core.application import refusals
-from core.config import Settings
+from core.config import Settings, SourcedConfig
+from core.connectors.port import Access
 from core.eval.scripted_server import ScriptedServer
-from tests.e2e.conftest import Deployment
+from tests.connectors.memory_source import MemoryPage, MemorySource
+from tests.e2e.conftest import CONFIG, Deployment
 from tests.e2e.fake_slack import (
     TEAM,
     FakeSlack,
@@ -311,6 +313,23 @@ def test_home_counts_are_the_same_whether_a_restricted_document_exists_or_not(
                  for view in (present, deleted)]
     assert knowledge[0].split("\nLast ingest")[0] == knowledge[1].split("\nLast ingest")[0]
     assert "#people-ops" not in knowledge[0]
+
+
+def test_an_operators_home_counts_only_the_connector_documents_the_operator_may_see(
+        deploy: Any, slack: FakeSlack) -> None:
+    wiki = {"name": "wiki", "kind": "confluence", "url": "https://example.atlassian.net/wiki", "spaces": ["ENG"],
+            "user": "sourced-bot@example.com"}
+    bot: Deployment = deploy(config=CONFIG.model_copy(update={
+        "connectors": SourcedConfig.model_validate({"connectors": [wiki]}).connectors}))
+    source = MemorySource(name="wiki", pages={
+        "parking": MemoryPage(title="Parking", text="# Parking\n\nThe garage has 12 spaces.\n",
+                              access=Access(anyone=True)),
+        "salaries": MemoryPage(title="Salaries", text="# Salaries\n\nBands are reviewed in May.\n",
+                               access=Access(users=frozenset({"alice@example.com"})))})
+    assert bot.sourced.syncer.sync(source).ok
+    operator = open_home(bot, slack, "ULARA")  # an operator whom the source shares only the parking page with
+    [sources] = [block for block in operator["blocks"] if block.get("block_id") == "sources"]
+    assert "`wiki`: 1 document," in sources["text"]["text"]
 
 
 # -- the message shortcut -------------------------------------------------------------------------------

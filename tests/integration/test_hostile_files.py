@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from core.documents.formats import MAX_BINARY_BYTES
 from core.documents.limits import MAX_UNPACKED_BYTES
 from core.retrieval import load_knowledge_base
-from core.retrieval.knowledge_base import MAX_BINARY_BYTES
 
 pytest.importorskip("pdfplumber", reason="the formats extra is not installed")
 

@@ -1,10 +1,12 @@
 """Loading a knowledge-base folder: front matter, defaults, and bad files that never stop the good ones."""
 
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
 
+from core.documents.formats import FORMATS
 from core.documents.sources import SourceRule
 from core.retrieval import LoadResult, load_knowledge_base
 
@@ -230,7 +232,7 @@ def test_a_link_out_of_the_folder_is_refused(tmp_path: Path) -> None:
 
 def test_a_file_over_the_size_limit_is_refused_without_being_read(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("core.retrieval.knowledge_base.MAX_FILE_BYTES", 1000)
+    monkeypatch.setitem(FORMATS, ".md", replace(FORMATS[".md"], max_bytes=1000))
     write(tmp_path, "travel.md", TRAVEL)
     write(tmp_path, "export.md", "word " * 1000)
     result = load_knowledge_base(tmp_path)

@@ -3,7 +3,7 @@
 import re
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Final, Literal
+from typing import Annotated, ClassVar, Final, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
@@ -165,15 +165,27 @@ def parse_duration(text: str) -> timedelta:
 
 
 class _ConnectorBase(BaseModel):
+    """One kind of connector. The `ConnectorEntry` union below is the table of connectors: a new kind is its
+    entry here and one module under `core/connectors/` with `connect(entry, credential)`, which
+    `core/connectors/build.py` imports by `module` only when the kind is configured (client libraries load
+    slowly)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+    module: ClassVar[str]
 
     name: str = Field(pattern=CONNECTOR_NAME)
     """The prefix of the connector's document ids, and what `sourced sync NAME` names."""
     owner: str | None = Field(default=None, min_length=1)
     """The owning channel of its documents, named in refusals on their topics."""
 
+    @property
+    def credential_variable(self) -> str:
+        """The environment variable its credential (a token, or a key file's path) is read from."""
+        raise NotImplementedError
+
 
 class ConfluenceEntry(_ConnectorBase):
+    module: ClassVar[str] = "core.connectors.confluence"
     kind: Literal["confluence"]
     url: str = Field(min_length=1)
     """The site's wiki, e.g. https://example.atlassian.net/wiki."""
@@ -182,11 +194,20 @@ class ConfluenceEntry(_ConnectorBase):
     """The account the API token belongs to (its e-mail address)."""
     token_env: str = "SOURCED_CONFLUENCE_TOKEN"
 
+    @property
+    def credential_variable(self) -> str:
+        return self.token_env
+
 
 class DriveEntry(_ConnectorBase):
+    module: ClassVar[str] = "core.connectors.drive"
     kind: Literal["drive"]
     credentials_env: str = "GOOGLE_APPLICATION_CREDENTIALS"
     """The variable holding the path of the service account's JSON key file."""
+
+    @property
+    def credential_variable(self) -> str:
+        return self.credentials_env
     subject: str | None = Field(default=None, min_length=3)
     """With domain-wide delegation, the user the service account acts as; without, it reads what is shared
     with it."""
@@ -208,8 +229,13 @@ class NotionRoot(BaseModel):
 
 
 class NotionEntry(_ConnectorBase):
+    module: ClassVar[str] = "core.connectors.notion"
     kind: Literal["notion"]
     token_env: str = "SOURCED_NOTION_TOKEN"
+
+    @property
+    def credential_variable(self) -> str:
+        return self.token_env
     roots: list[NotionRoot] = Field(default_factory=list)
     """Each page shared with the integration, and the audience of everything under it: Notion tells an
     integration nothing of who may read a page."""

@@ -33,6 +33,7 @@ from pathlib import PurePosixPath
 from typing import Any, Final
 from urllib.parse import quote
 
+from core.config import ConfluenceEntry
 from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef
 from core.documents.formats import CONFLUENCE_STORAGE
 
@@ -390,3 +391,7 @@ def _describe(error: Exception, status: int | None) -> str:
         return f"HTTP {exhausted.group(1)} after retries"
     return f"{type(error).__name__} (unreachable, or no answer after retries)"
 
+
+def connect(entry: ConfluenceEntry, credential: str) -> ConfluenceConnector:
+    """The connector of a `kind: confluence` entry; `credential` is its API token."""
+    return ConfluenceConnector(name=entry.name, url=entry.url, spaces=entry.spaces, user=entry.user, token=credential)

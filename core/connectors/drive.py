@@ -27,6 +27,7 @@ from dataclasses import replace
 from datetime import date, datetime
 from typing import Any, Final
 
+from core.config import DriveEntry
 from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef, ItemUnreadable
 from core.documents.formats import BY_MEDIA_TYPE
 from core.domain.errors import SourceError
@@ -301,3 +302,9 @@ def _day(text: object) -> date | None:
         return datetime.fromisoformat(str(text).replace("Z", "+00:00")).date()
     except ValueError:
         return None
+
+
+def connect(entry: DriveEntry, credential: str) -> DriveConnector:
+    """The connector of a `kind: drive` entry; `credential` is the path of its service account's key file."""
+    return DriveConnector(name=entry.name, key_file=credential, subject=entry.subject, drives=entry.drives,
+                          api_url=entry.api_url, link_sharing=entry.link_sharing)

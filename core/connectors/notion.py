@@ -27,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from core.config import NotionEntry
 from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef
 from core.documents.model import (
     Block,
@@ -350,4 +351,8 @@ def _blocks(blocks: Sequence[Mapping[str, Any]]) -> list[Block]:
     return found
 
 
-
+def connect(entry: NotionEntry, credential: str) -> NotionConnector:
+    """The connector of a `kind: notion` entry; `credential` is its integration token."""
+    return NotionConnector(name=entry.name, token=credential,
+                           roots={root.page: tuple(root.audience) for root in entry.roots},
+                           audience=tuple(entry.audience) if entry.audience else None, api_url=entry.api_url)

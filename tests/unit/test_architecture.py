@@ -4,6 +4,7 @@ import ast
 import importlib
 import subprocess
 import sys
+import typing
 from collections.abc import Callable
 from pathlib import Path
 
@@ -208,3 +209,15 @@ def test_every_error_of_the_product_derives_from_one_base() -> None:
                         if isinstance(value, type) and issubclass(value, BaseException)
                         and value.__module__ == module.__name__ and not issubclass(value, SourcedError)]
     assert outside == []
+
+
+def test_each_connector_kind_is_its_entry_and_one_module_that_connects_it() -> None:
+    """The table of connectors is `ConnectorEntry` (core/config.py): each entry names the module whose
+    `connect(entry, credential)` builds it, so a new kind touches that table and one file."""
+    from core.config import ConnectorEntry  # noqa: PLC0415
+
+    union = typing.get_args(typing.get_args(ConnectorEntry)[0])
+    modules = {entry.module for entry in union}
+    assert len(modules) == len(union) >= 3
+    assert all(module.startswith("core.connectors.") and callable(importlib.import_module(module).connect)
+               for module in modules)

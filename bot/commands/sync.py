@@ -8,6 +8,7 @@ from typing import Any
 
 from bot.commands.common import add_config_option, application
 from core.bootstrap import Sourced
+from core.config import ConnectorEntry
 from core.connectors.build import build_connector
 from core.connectors.sync import Purged
 from core.retrieval.ingest import plural
@@ -49,9 +50,8 @@ def run(args: argparse.Namespace) -> int:
     except IngestBusy as error:
         print(f"sourced sync: {error}", file=sys.stderr)
         return 1
-    entries = [sourced.config.connector(args.name)] if args.name else list(sourced.config.connectors)
+    entries = configured(sourced, args.name)
     if not entries:
-        print("sourced sync: no connectors in sourced.yml (see docs/connectors.md)", file=sys.stderr)
         return 2
     failed = False
     for entry in entries:
@@ -67,6 +67,15 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def configured(sourced: Sourced, name: str | None) -> list[ConnectorEntry]:
+    """The connector `name` (a ConfigError when sourced.yml has none of that name), else every one; when there is
+    none at all, says so on stderr."""
+    entries = [sourced.config.connector(name)] if name else list(sourced.config.connectors)
+    if not entries:
+        print("sourced sync: no connectors in sourced.yml (see docs/connectors.md)", file=sys.stderr)
+    return entries
+
+
 def purge_unconfigured(sourced: Sourced) -> list[Purged]:
     """Documents of connectors no longer in sourced.yml taken out of the index, one line each on stderr.
     Raises `IngestBusy` when another sync or ingestion holds the database."""
@@ -79,9 +88,8 @@ def check(sourced: Sourced, name: str | None) -> int:
     """Each connector built from sourced.yml with its credential, and the first page of its listing read (the
     first request a sync makes): a wrong token, a missing scope or an unshared space fails here, in one line,
     without a sync's cost. Nothing is stored; exit 1 if any failed."""
-    entries = [sourced.config.connector(name)] if name else list(sourced.config.connectors)
+    entries = configured(sourced, name)
     if not entries:
-        print("sourced sync: no connectors in sourced.yml (see docs/connectors.md)", file=sys.stderr)
         return 2
     failed = False
     for entry in entries:

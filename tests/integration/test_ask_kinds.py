@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from tests.cli_runs import ingested_workspace
 
 PARKING = """---
 title: Parking
@@ -34,18 +35,7 @@ QUESTION = "How much does the company add to the pension scheme?"
 
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Iterator[Path]:
-    monkeypatch.chdir(tmp_path)
-    for variable in ("SOURCED_CONFIG", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"):
-        monkeypatch.delenv(variable, raising=False)
-    monkeypatch.setenv("SOURCED_EMBEDDER", "none")
-    monkeypatch.setenv("SOURCED_DATABASE_URL", f"sqlite:///{tmp_path / 'sourced.db'}")
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "parking.md").write_text(PARKING)
-    (kb / "pension.md").write_text(PENSION)
-    assert main(["ingest", str(kb)]) == 0
-    capsys.readouterr()
-    yield tmp_path
+    yield ingested_workspace(tmp_path, {"parking.md": PARKING, "pension.md": PENSION}, monkeypatch, capsys)
 
 
 def asked(capsys: pytest.CaptureFixture[str], *args: str) -> str:

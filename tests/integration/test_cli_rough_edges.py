@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from tests.cli_runs import ingested_workspace
 
 PARKING = """---
 title: Parking
@@ -25,17 +26,7 @@ Visitors park in the spaces marked with a blue sign by the north entrance.
 
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Iterator[Path]:
-    monkeypatch.chdir(tmp_path)
-    for variable in ("SOURCED_CONFIG", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"):
-        monkeypatch.delenv(variable, raising=False)
-    monkeypatch.setenv("SOURCED_EMBEDDER", "none")
-    monkeypatch.setenv("SOURCED_DATABASE_URL", f"sqlite:///{tmp_path / 'sourced.db'}")
-    kb = tmp_path / "kb"
-    kb.mkdir()
-    (kb / "parking.md").write_text(PARKING)
-    assert main(["ingest", str(kb)]) == 0
-    capsys.readouterr()
-    yield tmp_path
+    yield ingested_workspace(tmp_path, {"parking.md": PARKING}, monkeypatch, capsys)
 
 
 def test_a_reader_that_closes_the_pipe_ends_ask_json_quietly(workspace: Path, monkeypatch: pytest.MonkeyPatch,

@@ -3,12 +3,11 @@ does not cover") are answered with that negation, or refused, never as if the bu
 heading that does not deny answers as before. Through `sourced ask --json` with the shipped defaults (the
 extractive model)."""
 
-import json
 from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from tests.cli_runs import ask_json, ingested_company
 
 CONFIG = """default_owner: "#people-ops"
 sources:
@@ -42,22 +41,11 @@ Report a lost laptop to the service desk within one hour, so that it can be lock
 
 @pytest.fixture(scope="module")
 def company(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("perks")
-    (root / "kb").mkdir()
-    (root / "kb" / "perks.md").write_text(PERKS, encoding="utf-8")
-    (root / "kb" / "devices.md").write_text(DEVICES, encoding="utf-8")
-    (root / "sourced.yml").write_text(CONFIG, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SOURCED_DATABASE_URL", f"sqlite:///{root / 'sourced.db'}")
-        assert main(["ingest", str(root / "kb"), "--config", str(root / "sourced.yml")]) == 0
-    return root
+    def fill(kb: Path) -> None:
+        (kb / "perks.md").write_text(PERKS, encoding="utf-8")
+        (kb / "devices.md").write_text(DEVICES, encoding="utf-8")
 
-
-def ask(company: Path, question: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> dict:
-    monkeypatch.setenv("SOURCED_DATABASE_URL", f"sqlite:///{company / 'sourced.db'}")
-    capsys.readouterr()
-    main(["ask", question, "--json", "--config", str(company / "sourced.yml")])
-    return dict(json.loads(capsys.readouterr().out))
+    return ingested_company(tmp_path_factory.mktemp("perks"), CONFIG, fill)
 
 
 @pytest.mark.parametrize(("question", "item"), [
@@ -67,7 +55,7 @@ def ask(company: Path, question: str, capsys: pytest.CaptureFixture[str], monkey
 def test_an_item_under_a_heading_that_denies_is_answered_with_the_negation_or_refused(
         company: Path, question: str, item: str, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    view = ask(company, question, capsys, monkeypatch)
+    view = ask_json(company, question, capsys, monkeypatch)
     if view["outcome"] != "answered":
         return
     lead = "What the perk budget does not cover:"
@@ -80,7 +68,7 @@ def test_an_item_under_a_heading_that_denies_is_answered_with_the_negation_or_re
 
 def test_an_item_under_a_heading_that_does_not_deny_is_answered_as_written(
         company: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    view = ask(company, "Can the perk budget pay for board games?", capsys, monkeypatch)
+    view = ask_json(company, "Can the perk budget pay for board games?", capsys, monkeypatch)
     assert view["outcome"] == "answered", view
     assert "Board games and books for the team room" in view["text"]
     assert "What the perk budget covers:" not in view["text"]

@@ -3,13 +3,12 @@ a wrapped header cell and headings close below it, both written by LibreOffice (
 make_fixtures.py), answer their questions through `sourced ask --json` with the shipped defaults (the MiniLM
 embedder, the extractive reader)."""
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from tests.cli_runs import ask_json, ingested_company
 
 pytest.importorskip("pdfplumber", reason="the formats extra is not installed")
 
@@ -23,22 +22,11 @@ sources:
 
 @pytest.fixture(scope="module")
 def company(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("layout")
-    (root / "kb").mkdir()
-    for name in ("security-bulletin.pdf", "leave-policy.pdf", "travel-policy.pdf"):
-        shutil.copy(FILES / name, root / "kb")
-    (root / "sourced.yml").write_text(CONFIG, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SOURCED_DATABASE_URL", f"sqlite:///{root / 'sourced.db'}")
-        assert main(["ingest", str(root / "kb"), "--config", str(root / "sourced.yml")]) == 0
-    return root
+    def fill(kb: Path) -> None:
+        for name in ("security-bulletin.pdf", "leave-policy.pdf", "travel-policy.pdf"):
+            shutil.copy(FILES / name, kb)
 
-
-def ask(company: Path, question: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> dict:
-    monkeypatch.setenv("SOURCED_DATABASE_URL", f"sqlite:///{company / 'sourced.db'}")
-    capsys.readouterr()
-    main(["ask", question, "--json", "--config", str(company / "sourced.yml")])
-    return dict(json.loads(capsys.readouterr().out))
+    return ingested_company(tmp_path_factory.mktemp("layout"), CONFIG, fill)
 
 
 @pytest.mark.parametrize("case", [
@@ -51,21 +39,21 @@ def test_each_column_of_a_two_column_pdf_answers_its_question(
         company: Path, case: tuple[str, str, str], capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     question, heading, says = case
-    view = ask(company, question, capsys, monkeypatch)
+    view = ask_json(company, question, capsys, monkeypatch)
     assert view["outcome"] == "answered", view
     assert says in view["text"] and view["citations"][0]["heading"] == heading
 
 
 def test_a_wrapped_header_cell_is_read_whole_in_the_answer(company: Path, capsys: pytest.CaptureFixture[str],
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    view = ask(company, "How many paid days per year of sick leave do I get?", capsys, monkeypatch)
+    view = ask_json(company, "How many paid days per year of sick leave do I get?", capsys, monkeypatch)
     assert view["outcome"] == "answered", view
     assert "Leave type: Sick leave; Paid days per year: 10 days" in view["text"]
 
 
 def test_the_headings_after_a_borderless_table_keep_their_own_sections(
         company: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    view = ask(company, "Can unused leave days carry over into the next year?", capsys, monkeypatch)
+    view = ask_json(company, "Can unused leave days carry over into the next year?", capsys, monkeypatch)
     assert view["outcome"] == "answered", view
     assert "five unused days" in view["text"]
     assert view["citations"][0]["heading"] == "Leave Policy > Leave entitlements > Carry-over"

@@ -300,3 +300,45 @@ def test_only_the_organisation_stands_for_we_not_a_name_of_the_context() -> None
     passes("Northwind cannot offer pensions to contractors.", PENSIONS, quote, organisation=("Northwind",))
     assert "names" in refused("Paystream cannot offer pensions to contractors.", PENSIONS, quote,
                               organisation=("Northwind",))
+
+
+SANDBOX = chunk("sandbox#use", "Scope: trying cloud services in the sandbox account, with no production traffic.\n\n"
+                "This is welcome. Spin up whatever instances you need - the account resets every Sunday.\n\n"
+                "Billing alerts go to Priya in finance.", doc_id="sandbox", title="Cloud Accounts",
+                heading="Cloud Accounts > Sandbox").chunk
+ROUTING = chunk("desk#routing", "Our desk sorts requests by who is waiting on them. Paying tenants come first, in "
+                "this routing order.\n\n1. Outages reported by a tenant's admin.\n2. Failed invoices.\n\n"
+                "Escalations go to Marco on the night shift.", doc_id="desk", title="Service Desk",
+                heading="Service Desk > Routing").chunk
+
+
+def test_a_paragraph_that_opens_with_this_is_read_after_the_paragraph_it_points_back_to() -> None:
+    quote = "This is welcome."
+    passes("Trying cloud services in the sandbox account, with no production traffic, is welcome.", SANDBOX, quote)
+    # its negation travels with the words the claim restates of it, as the quote's own would
+    assert "negation" in refused("Trying cloud services in the sandbox account is not welcome.", SANDBOX, quote)
+    # a name of another paragraph is no part of what "this" stands for
+    assert "names" in refused("Priya says this is welcome.", SANDBOX, quote)
+
+
+def test_a_list_with_no_lead_in_is_read_after_the_sentences_that_introduce_it() -> None:
+    quote = "1. Outages reported by a tenant's admin."
+    passes("First in the desk's routing order: outages reported by a tenant's admin.", ROUTING, quote)
+    # its words, not its names: the paragraph after the list lends nothing, nor does the introduction lend a name
+    assert "names" in refused("Marco handles outages reported by a tenant's admin.", ROUTING, quote)
+
+
+def test_a_fragment_is_read_in_its_own_sentence_its_facts_from_the_fragment() -> None:
+    quote = "first 3 months probationary period will be passed"
+    text = ("Your lead checks in with each new engineer at 30, 60 and 90 days to confirm the first 3 months "
+            "probationary period will be passed. Engineers who move teams keep their start date.")
+    started = chunk("eng#probation", text, doc_id="eng", title="Engineering", heading="Engineering > Probation"
+                    ).chunk
+    passes("A new engineer's probationary period covers the first 3 months.", started, quote)
+    assert "numbers" in refused("A new engineer's probationary period covers the first 6 months.", started, quote)
+
+
+def test_a_block_of_text_is_read_after_the_sentence_that_announces_it() -> None:
+    text = "1. Send the customer this message:\n\n```\nSubject: Your export is ready\nIt expires in 7 days.\n```"
+    mail = chunk("export#mail", text, doc_id="export", title="Exports", heading="Exports > Mail").chunk
+    passes("The message's subject is 'Your export is ready'.", mail, "Subject: Your export is ready")

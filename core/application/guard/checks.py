@@ -43,6 +43,7 @@ from core.application.language.quote_context import (
     Asking,
     QuoteContext,
     heading_lead_in,
+    points_back,
     quote_context,
     unled_items,
 )
@@ -306,7 +307,8 @@ def unstated_reason(claim_text: str, anchor: Anchor, similarity: "_Similarity", 
     titles = parents if lead else heading
     claim_proper, evidence_proper = _without_heading(claim_text, titles), _without_heading(anchor.evidence, titles)
     evidence_proper = read_with([lead, evidence_proper])
-    reason = _flipped_polarity(claim_proper, evidence_proper, said=lead) \
+    referent = f"{context.before}\n{context.introduction}" if points_back(anchor.evidence) else ""
+    reason = _flipped_polarity(claim_proper, evidence_proper, said=lead, referent=referent) \
         or _flipped_bound(claim_proper, evidence_proper) \
         or _flipped_modality(claim_proper, evidence_proper, inherited=_lead_in_modalities(anchor),
                              sentences=_quoted_sentences(anchor))
@@ -464,7 +466,7 @@ def _uncovered(claim_text: str, anchor: Anchor, similarity: "_Similarity", conte
     claim that neither the quote nor what it is said under (headings, lead-ins, the question) states (the
     sentences before it say what "it" stands for, not a condition of their own), or words taken from elsewhere in
     the chunk (a negation aside: the polarity rule counts those)."""
-    stated = f"{anchor.evidence}\n{context.text}"
+    stated = f"{anchor.evidence}\n{context.text}\n{context.introduction}"
     overlap = content_overlap(claim_text, stated)
     if overlap < MIN_CONTENT_OVERLAP and not (similarity.available and similarity.value >= COVER_SIMILARITY):
         return f"content overlap {overlap:.2f} with the quote, below {MIN_CONTENT_OVERLAP}"
@@ -475,7 +477,9 @@ def _uncovered(claim_text: str, anchor: Anchor, similarity: "_Similarity", conte
     reason = _unstated_condition(claim_text, anchor, context)
     if reason is not None:
         return reason
-    known = set(content_stems(stated)) | {stem(part) for part in _word_parts(stated)}
+    # The rest of the quote's own sentence is no other sentence: a fragment quoted of it is read in it.
+    known_text = f"{stated}\n{_quoted_sentences(anchor)}"
+    known = set(content_stems(known_text)) | {stem(part) for part in _word_parts(known_text)}
     elsewhere = set(content_stems(_outside(anchor))) - known
     imported = sorted({word for word in words(claim_text) if stem(word) in elsewhere and word not in STOPWORDS
                        and word not in organisation and not facts.negations(word)}
@@ -527,11 +531,12 @@ def _conditions(claim_text: str) -> list[str]:
 
 
 def _compounded(claim_text: str, stated: str) -> set[str]:
-    """The claim's words that are a compound of the stated text written the other way, open or closed: "carries
-    over" for "Carryover", "log in" for "login", "login" for "log in". The same word, not one from elsewhere."""
+    """The claim's words that are a compound of the stated text written the other way, open, hyphenated or
+    closed: "carries over" for "Carryover", "log in" for "login", "login" or "log-in" for "log in". The same word,
+    not one from elsewhere."""
     claim, said = words(claim_text), words(stated)
     closed = set(said)
-    opened = {first + second for first, second in itertools.pairwise(said)}
+    opened = {first + joint + second for first, second in itertools.pairwise(said) for joint in ("", "-")}
     found = {word for word in claim if word in opened}
     for first, second in itertools.pairwise(claim):
         if any(len(word) > len(second) and word.endswith(second) and stem(word[:-len(second)]) == stem(first)
@@ -547,11 +552,13 @@ def _outside(anchor: Anchor) -> str:
         else text[:anchor.span.start] + " " + text[anchor.span.end:]
 
 
-def _flipped_polarity(claim_text: str, evidence: str, *, said: str = "") -> str | None:
+def _flipped_polarity(claim_text: str, evidence: str, *, said: str = "", referent: str = "") -> str | None:
     """The claim denies what its quote affirms, or the reverse: their negations differ in number. A clause read
     more than once (a list's lead-in, repeated before each quoted item) counts once; the clauses of `said` (a
-    heading read as the lead-in) count whether the claim restates them or not."""
-    used = list(dict.fromkeys([*_used_clauses(claim_text, evidence), *facts.clauses(said)]))
+    heading read as the lead-in) count whether the claim restates them or not; those of `referent` (what the
+    quote's opening "this" stands for) when the claim restates them in its place."""
+    used = list(dict.fromkeys([*_used_clauses(claim_text, evidence), *facts.clauses(said),
+                               *_restated_clauses(claim_text, referent)]))
     claimed, stated = facts.negations(claim_text), sum(facts.negations(clause) for clause in used)
     if claimed != stated:
         return f"negation flipped: {claimed} in the claim, {stated} in {' '.join(used)!r}"
@@ -649,6 +656,22 @@ def _used_clauses(claim_text: str, evidence: str) -> list[str]:
     around = [index for index, clause in enumerate(clauses) if any(
         f" {' '.join(window)} " in affirmed for window in _around_negations(clause))]
     return [clause for index, clause in enumerate(clauses) if clause in used or index in replies or index in around]
+
+
+def _restated_clauses(claim_text: str, text: str) -> list[str]:
+    """The clauses of `text` whose content words the claim says, half of them at least, and with them the word
+    each of their negations denies ("doesn't involve real data"): a clause whose denial the claim leaves out
+    lends the claim no negation."""
+    claim = set(content_stems(claim_text))
+    said = {stem(word) for word in words(claim_text)}
+    restated = []
+    for clause in facts.clauses(text):
+        own = set(content_stems(clause))
+        kept, at = _affirmed(clause)
+        denied = [stem(kept[index]) for index in at if index < len(kept)]
+        if own and len(own & claim) * 2 >= len(own) and all(word in said for word in denied):
+            restated.append(clause)
+    return restated
 
 
 def _affirmed(text: str) -> tuple[list[str], list[int]]:

@@ -16,6 +16,7 @@ company") has that heading as its lead-in (`heading_lead_in`): "Gym memberships"
 says they are not. Its negation is then the quote's own, not only its context.
 """
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -61,6 +62,7 @@ _CONDITIONAL: Final = re.compile(r"\b(?:if|when|whenever|unless|once|while|until
 _HYPHENATED: Final = re.compile(r"\w+(?:-\w+)+")
 """A word joined by a hyphen denies nothing: "No-show fees"."""
 FIRST_PERSON: Final = frozenset({"we", "our", "us", "ours", "ourselves"})
+_POINTING_BACK: Final = frozenset({"this", "these", "that", "those", "it", "they", "such"})
 """Where a document speaks as its organisation: a claim may name the organisation in their place."""
 
 
@@ -98,6 +100,10 @@ class QuoteContext:
     """Heading path, title, lead-ins and the rest of a quoted row: what the quote is said under."""
     before: str
     """The sentences just before the quote: what its "it" or "this" stands for, never a clause of its own."""
+    introduction: str = ""
+    """Across a paragraph break, the sentences that introduce the quote's list (one with no lead-in of its own)
+    or that its paragraph's opening "this" points back to: their words may be the claim's, their names and
+    conditions not (a name there is as likely another subject as the quote's)."""
     question: str
     scope: str = ""
     """What the quote is said under that may set a condition on it: the heading path and title (a section scopes
@@ -178,6 +184,7 @@ def quote_context(chunk: RetrievedChunk, quoted: Sequence[Statement], asking: As
     scope = titles + [part for part in lead_ins if _CONDITIONAL.search(part) or "?" in part]
     return QuoteContext(framing="\n".join(plain(part) for part in parts if part),
                         before="\n".join(plain(part) for part in _before(chunk.text, quoted)) if given else "",
+                        introduction="\n".join(plain(p) for p in _introduction(chunk.text, quoted)) if given else "",
                         question=asking.question, scope="\n".join(plain(part) for part in scope if part))
 
 
@@ -188,18 +195,47 @@ def _rows(text: str, quoted: Iterable[Statement]) -> list[str]:
 
 def _before(text: str, quoted: Sequence[Statement]) -> list[str]:
     """The sentences just before the quote in its paragraph or list (an item's earlier sentences, the items just
-    before it), and for a table row the sentence that leads into its table."""
+    before it), and for a table row or a line of code the sentence that leads into its table or block."""
     if not quoted:
         return []
     first = quoted[0]
     every = statements(text)
-    if first.kind == "row":
-        earlier = [s for s in every if s.end <= first.start and s.kind != "row"]
+    if first.kind in ("row", "code"):
+        earlier = [s for s in every if s.end <= first.start and s.kind != first.kind]
         lead = text[earlier[-1].start:earlier[-1].end] if earlier else ""
         return [lead] if lead.rstrip(" *_").endswith(":") else []
+    return [text[s.start:s.end] for s in _earlier_in_block(text, first, every)[-PRECEDING_SENTENCES:]]
+
+
+def _earlier_in_block(text: str, first: Statement, every: Sequence[Statement]) -> list[Statement]:
+    """The sentences and items before `first` in its paragraph or list (up to the blank line before it)."""
     boundary = text.rfind("\n\n", 0, first.start)
-    earlier = [s for s in every if boundary < s.start and s.end <= first.start and s.kind in ("sentence", "item")]
-    return [text[s.start:s.end] for s in earlier[-PRECEDING_SENTENCES:]]
+    return [s for s in every if boundary < s.start and s.end <= first.start and s.kind in ("sentence", "item")]
+
+
+def _introduction(text: str, quoted: Sequence[Statement]) -> list[str]:
+    """The last sentences of the paragraph before the quote's block, when that block is a list with no lead-in of
+    its own or a paragraph that opens by pointing back ("This is encouraged."): what its items or its "this"
+    stand for."""
+    if not quoted or quoted[0].kind not in ("sentence", "item"):
+        return []
+    first = quoted[0]
+    every = statements(text)
+    earlier = _earlier_in_block(text, first, every)
+    opening = earlier[0] if earlier else first
+    unled_list = opening.kind == "item" and not opening.context
+    if not (unled_list or (not earlier and points_back(text[first.start:first.end]))):
+        return []
+    boundary = text.rfind("\n\n", 0, first.start)
+    preceding = reversed([s for s in every if s.end <= boundary])
+    paragraph = list(itertools.takewhile(lambda s: s.kind == "sentence", preceding))[:PRECEDING_SENTENCES]
+    return [text[s.start:s.end] for s in reversed(paragraph)]
+
+
+def points_back(sentence: str) -> bool:
+    """Does the sentence open with a word that stands for something said before it ("This is encouraged.")?"""
+    opening = words(sentence)[:1]
+    return bool(opening) and opening[0] in _POINTING_BACK
 
 
 def organisation_names(documents: Iterable[tuple[str, str]]) -> frozenset[str]:

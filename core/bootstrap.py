@@ -358,7 +358,7 @@ def bootstrap(
         decisions=audit_log, feedback=feedback, catalog=catalog, activity=activity,
         connector_states=connector_state, source_principals=source_principals,
         operators=frozenset(config.operators), connectors=[entry.name for entry in config.connectors],
-        streams_answers=settings.model != "extractive",
+        streams_answers=model.streams_answers,
         user_hash_key=policy.user_hash_key,
         feedback_export_key=export_key.get_secret_value().encode() if export_key is not None else None,
     )

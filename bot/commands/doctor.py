@@ -7,7 +7,7 @@ Exit 0 unless a line is an error.
 The installation's checks are the core's (`core.diagnosis`); this command adds Slack's (the token asked of Slack,
 the connection the tokens configure, the user groups sourced.yml names), between the installation's lines and the
 connectors', and prints them. Each Slack line is a small check function of a `SlackSide` returning a `Check` or
-None (not applicable here); `SLACK_CHECKS` is the order they print in.
+None (not applicable here); `BOT_CHECKS` is the order they print in.
 """
 
 import argparse
@@ -105,7 +105,7 @@ def user_groups(side: SlackSide) -> Check | None:
     return ok("user groups", f"all {sum(len(v) for v in config.roles.values())} found")
 
 
-SLACK_CHECKS: tuple[Callable[[SlackSide], Check | None], ...] = (slack_token, slack_mode, user_groups)
+BOT_CHECKS: tuple[Callable[[SlackSide], Check | None], ...] = (slack_token, slack_mode, user_groups)
 
 
 def register(subparsers: Any) -> None:
@@ -137,7 +137,7 @@ def diagnose(settings: Settings, slack: SlackSettings, *, config_file: Path | No
     """The installation's checks, then Slack's, then the connectors'."""
     found = diagnosis.diagnose(settings, config_file=config_file)
     side = SlackSide(slack, found.config)
-    slack_checks = [check for examine in SLACK_CHECKS if (check := examine(side)) is not None]
+    slack_checks = [check for examine in BOT_CHECKS if (check := examine(side)) is not None]
     return [*found.installation, *slack_checks, *found.connectors]
 
 

@@ -84,6 +84,10 @@ class RecordingModel:
     def quotes_the_ranking(self) -> bool:
         return self._model.quotes_the_ranking
 
+    @property
+    def streams_answers(self) -> bool:
+        return self._model.streams_answers
+
     def generate(self, request: GenerationRequest) -> str:
         started = time.perf_counter()
         output = self._model.generate(request)
@@ -109,6 +113,10 @@ class ReplayModel:
     @property
     def quotes_the_ranking(self) -> bool:
         return self._recorded.quotes_the_ranking
+
+    @property
+    def streams_answers(self) -> bool:
+        return self._recorded.streams_answers
 
     def generate(self, request: GenerationRequest) -> str:
         return self._recorded.outputs[request.question]

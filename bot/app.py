@@ -21,7 +21,6 @@ from bot.slack_client import BotIdentity, verify_bot_token, web_client
 from bot.work import ReplyWorkers
 from core.bootstrap import Sourced
 from core.log_privacy import drop_records_up_to
-from core.storage import AudienceChanges
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +106,7 @@ def create_bot(sourced: Sourced, slack_settings: SlackSettings, *, socket_mode: 
 def _replies(sourced: Sourced, settings: SlackSettings, client: WebClient, identity: BotIdentity, *,
              workers: ReplyWorkers, claims: EventClaims) -> tuple[Replies, AudienceFollower]:
     ttl = settings.cache_ttl_s
-    changes = AudienceChanges(sourced.engine)
+    changes = sourced.audience_changes
     sources = sourced.service.source_roles if sourced.config.connectors else None
     resolver = IdentityResolver(client, roles=sourced.config.roles, ttl_s=ttl, sources=sources or no_sources,
                                 home=Home(team_id=identity.team_id, enterprise_id=identity.enterprise_id),

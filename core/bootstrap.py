@@ -43,6 +43,7 @@ from core.retrieval.index import SqliteIndex
 from core.retrieval.ingest import Ingestor
 from core.retrieval.matcher import matcher_for
 from core.retrieval.postgres_index import PostgresIndex
+from core.storage.audience_changes import AudienceChanges
 from core.storage.audit_log import SqlAuditLog
 from core.storage.catalog import SqlActivityLog, SqlCatalog
 from core.storage.connectors import SqlConnectorState, SqlSourcePrincipals
@@ -112,6 +113,8 @@ class Sourced:
     ingestor: Ingestor
     audit_log: SqlAuditLog
     processed_events: ProcessedEvents
+    audience_changes: AudienceChanges
+    """Who may read a reply changed, as Slack said it: shared by every worker's caches of audiences."""
     feedback: FeedbackLog
     pending: PendingClarifications
     model: AnswerModel
@@ -358,7 +361,7 @@ def bootstrap(
         decisions=audit_log, feedback=feedback, catalog=catalog, activity=activity,
         connector_states=connector_state, source_principals=source_principals,
         operators=frozenset(config.operators), connectors=[entry.name for entry in config.connectors],
-        streams_answers=settings.model != "extractive",
+        streams_answers=model.streams_answers,
         user_hash_key=policy.user_hash_key,
         feedback_export_key=export_key.get_secret_value().encode() if export_key is not None else None,
     )
@@ -371,6 +374,7 @@ def bootstrap(
         ingestor=ingestor,
         audit_log=audit_log,
         processed_events=ProcessedEvents(engine),
+        audience_changes=AudienceChanges(engine),
         feedback=feedback,
         pending=pending,
         model=model,

@@ -36,6 +36,10 @@ FollowUpKind = Literal["auto", "offline", "model"]
 EmbedderKind = Literal["auto", "none", "minilm", "openai"]
 """`auto`: the offline MiniLM when the `semantic` extra is installed, else none (plain BM25); `openai`: an
 OpenAI-compatible embeddings endpoint (`SOURCED_EMBEDDING_BASE_URL`, `SOURCED_EMBEDDING_MODEL`)."""
+DEMO_DATABASE: Final = "sourced-demo.db"
+"""The demo's own SQLite file, in the working folder: `sourced demo` (and `make run` without Slack tokens) loads
+the example handbook here, never into `SOURCED_DATABASE_URL`, so it cannot replace a knowledge base someone
+ingested; `sourced ask --demo` asks it."""
 
 
 class Settings(BaseSettings):

@@ -9,15 +9,11 @@ from typing import Final
 from rich.console import Console
 
 from core.bootstrap import Sourced, bootstrap
-from core.config import Settings
+from core.config import DEMO_DATABASE, Settings
 from core.domain import EVERYONE, Principal
 
 EXAMPLES = Path(str(resources.files("bot") / "examples"))
 """The Northwind Labs example handbook and its `sourced.yml`: package data, so a pip install has them too."""
-DEMO_DATABASE: Final = "sourced-demo.db"
-"""The demo's own SQLite file, in the working folder: `sourced demo` (and `make run` without Slack tokens) loads
-the example handbook here, never into `SOURCED_DATABASE_URL`, so it cannot replace a knowledge base someone
-ingested; `sourced ask --demo` asks it."""
 DEMO_CONFIG: Final = EXAMPLES / "sourced.yml"
 PIPE_WIDTH: Final = 120
 

@@ -9,8 +9,9 @@ from typing import Any
 from rich.console import Console
 
 from bot.commands.ask import print_outcome, say
-from bot.commands.common import DEMO_DATABASE, EXAMPLES, demo_application, operator_principal
+from bot.commands.common import EXAMPLES, demo_application, operator_principal
 from core.application.orchestrator import Question
+from core.config import DEMO_DATABASE
 from core.domain import Audience
 
 

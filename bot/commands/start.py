@@ -7,10 +7,10 @@ import sys
 from typing import Any
 
 from bot.commands import demo, serve
-from bot.commands.common import DEMO_DATABASE, EXAMPLES, demo_application
+from bot.commands.common import EXAMPLES, demo_application
 from bot.settings import SlackSettingsError, load_slack_settings
 from core.bootstrap import indexed_chunks
-from core.config import Settings, config_path
+from core.config import DEMO_DATABASE, Settings, config_path
 from core.storage import make_engine, migrate
 
 SLACK_HINT = """\

@@ -100,6 +100,13 @@ class AnswerModel(Protocol):
         against that ranking. False for a model that reads the passages itself."""
         ...
 
+    @property
+    def streams_answers(self) -> bool:
+        """True when a front end may stream this model's answer once the guard has checked it, as a reply being
+        written (a generative model's prose); False when the answer is the documents' own sentences (the
+        extractive model), posted at once."""
+        ...
+
     def generate(self, request: GenerationRequest) -> str:
         """The raw envelope text. Raise on failure; the orchestrator turns any error into a refusal."""
         ...

@@ -106,7 +106,8 @@ class Service:
         self._user_hash_key = user_hash_key
         self._feedback_export_key = feedback_export_key
         self.streams_answers = streams_answers
-        """Whether the answer model is generative, so a front end may stream its answer once it is checked."""
+        """Whether a front end may stream an answer once it is checked: the answer model says
+        (`AnswerModel.streams_answers`)."""
 
     # -- questions ---------------------------------------------------------------------------------------
 

@@ -45,6 +45,10 @@ class ExtractiveModel:
     def quotes_the_ranking(self) -> bool:
         return True  # its answer is the assessment's best statements
 
+    @property
+    def streams_answers(self) -> bool:
+        return False  # quotes, all there at once: nothing is being written
+
     def generate(self, request: GenerationRequest) -> str:
         assessment = request.assessment or assess(request.question, request.chunks, embedder=self._matcher,
                                                  reader=self._reader, model=self._answerability)

@@ -194,6 +194,10 @@ class LlamaCppModel:
         return False
 
     @property
+    def streams_answers(self) -> bool:
+        return True
+
+    @property
     def base_url(self) -> str:
         return self._server.base_url
 

@@ -217,6 +217,10 @@ class OpenAICompatModel:
         return False
 
     @property
+    def streams_answers(self) -> bool:
+        return True
+
+    @property
     def uses_json_schema(self) -> bool:
         """False once the server has rejected strict structured output; JSON mode is used from then on."""
         return self._structured

@@ -1,6 +1,6 @@
 """What `sourced doctor` reads of the database, as values: the index's size and age, the chunks' text (for lines
-addressed to assistants), and how many chunks have a current vector. The checks and their wording stay with the
-command; the SQL stays here, beside the tables."""
+addressed to assistants), and how many chunks have a current vector. The checks and their wording are in
+`core.diagnosis`; the SQL stays here, beside the tables."""
 
 from collections.abc import Iterator
 from dataclasses import dataclass

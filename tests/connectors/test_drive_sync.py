@@ -199,7 +199,7 @@ def test_a_missing_or_malformed_key_file_is_one_line_and_a_failed_sync_doctor_re
     import argparse  # noqa: PLC0415
 
     from bot.commands import sync as sync_command  # noqa: PLC0415
-    from bot.commands.doctor import _connector_check  # noqa: PLC0415
+    from core.diagnosis import connector_check  # noqa: PLC0415
 
     key_file = tmp_path / "drive-key.json"
     if key is not None:
@@ -211,5 +211,5 @@ def test_a_missing_or_malformed_key_file_is_one_line_and_a_failed_sync_doctor_re
     said = capsys.readouterr()
     assert said.out.count("\n") == 1 and "FAILED" in said.out and "key file" in said.out
     assert "Traceback" not in said.err
-    check = _connector_check(sourced.config.connectors[0], sourced.connector_state.status("drive"), None)
+    check = connector_check(sourced.config.connectors[0], sourced.connector_state.status("drive"), None)
     assert check.status == "error" and "key file" in check.detail

@@ -9,10 +9,10 @@ import pytest
 
 from bot.commands import serve as serve_command
 from bot.commands import sync as sync_command
-from bot.commands.doctor import connectors as doctor_connectors
 from core.bootstrap import Sourced
 from core.connectors import sync as syncing
 from core.connectors.port import Access
+from core.diagnosis import connectors as doctor_connectors
 from core.domain import group_principal
 from tests.connectors.memory_source import MemoryPage, MemorySource
 from tests.connectors.workbench import answered_with, application, ask, person
@@ -77,13 +77,13 @@ def test_doctor_names_a_removed_connector_until_it_is_purged_and_serve_purges_it
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     after = synced_then_removed(tmp_path)
 
-    class Patient:
+    class Installation:
         config = after.config
         ready_engine = after.engine
 
-    checks = doctor_connectors(Patient())  # type: ignore[arg-type]
+    checks = doctor_connectors(Installation())  # type: ignore[arg-type]
     assert [(check.name, check.status) for check in checks] == [("connector plant", "error")]
     assert "2 of its documents are still answered" in checks[0].detail
     serve_command.purge_removed_connectors(after)
     assert "'plant' is no longer in sourced.yml" in capsys.readouterr().err
-    assert doctor_connectors(Patient()) == []  # type: ignore[arg-type]
+    assert doctor_connectors(Installation()) == []  # type: ignore[arg-type]

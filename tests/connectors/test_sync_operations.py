@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.commands.doctor import _connector_check
 from bot.schedule import SyncSchedule
 from bot.views import home_view
 from core.config import ConfluenceEntry
 from core.connectors.build import build_connector
 from core.connectors.confluence import ConfluenceConnector
 from core.connectors.port import Access, Changes, Item, ItemRef
+from core.diagnosis import connector_check
 from core.storage.locks import IngestBusy
 from tests.connectors.fake_confluence import TOKEN, USER, ConfluenceSite, FakeConfluence
 from tests.connectors.memory_source import MemoryPage, MemorySource
@@ -121,21 +121,21 @@ def test_doctor_and_the_home_tab_say_when_a_connector_failed_and_what_it_left(
     sourced = application(tmp_path / "db", config=config(fake))
     entry = sourced.config.connectors[0]
     assert isinstance(entry, ConfluenceEntry)
-    assert _connector_check(entry, sourced.connector_state.status("wiki"), None).status == "warning"  # never
+    assert connector_check(entry, sourced.connector_state.status("wiki"), None).status == "warning"  # never
     assert sourced.syncer.sync(build_connector(entry)).ok
-    healthy = _connector_check(entry, sourced.connector_state.status("wiki"), timedelta(minutes=15))
+    healthy = connector_check(entry, sourced.connector_state.status("wiki"), timedelta(minutes=15))
     assert healthy.status == "ok" and "1 document; last sync" in healthy.detail
     fake.fail("/wiki/", 503, times=100)
     quick = ConfluenceConnector(name="wiki", url=fake.url, spaces=["ENG"], user=USER, token=TOKEN, backoff_s=0.01)
     assert not sourced.syncer.sync(quick).ok  # the retries back off for milliseconds, not the default seconds
     status = sourced.connector_state.status("wiki")
-    failing = _connector_check(entry, status, None)
+    failing = connector_check(entry, status, None)
     assert failing.status == "warning" and "HTTP 503" in failing.detail and "answers use the index" in failing.detail
     view = home_view([], None, [status]).to_dict()
     text = view["blocks"][-1]["text"]["text"]
     assert "wiki" in text and "HTTP 503" in text and "last good sync" in text
     monkeypatch.delenv("SOURCED_CONFLUENCE_TOKEN")
-    assert _connector_check(entry, status, None).status == "error"
+    assert connector_check(entry, status, None).status == "error"
 
 
 def test_a_folders_ingest_and_a_connectors_sync_never_remove_each_others_documents(tmp_path: Path) -> None:

@@ -24,8 +24,8 @@ from typing import Any, Final
 
 import pytest
 
-from bot.commands.common import DEMO_DATABASE
 from bot.commands.demo import EXAMPLE_QUESTIONS, SUGGESTED, suggestion
+from core.config import DEMO_DATABASE
 from tests.markdown_docs import ROOT, AskExample, Block, ask_examples, exchanges, runnable_blocks
 
 pytestmark = pytest.mark.slow

@@ -148,6 +148,10 @@ class Recording:
     def quotes_the_ranking(self) -> bool:
         return self.model.quotes_the_ranking
 
+    @property
+    def streams_answers(self) -> bool:
+        return self.model.streams_answers
+
     def generate(self, request: GenerationRequest) -> str:
         self.outputs.append(self.model.generate(request))
         return self.outputs[-1]

@@ -17,7 +17,7 @@ import pytest
 
 from bot.cli import main
 from bot.commands import start
-from bot.commands.common import DEMO_DATABASE
+from core.config import DEMO_DATABASE
 
 
 def page(name: str, fact: str) -> str:

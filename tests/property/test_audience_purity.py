@@ -86,6 +86,10 @@ class FixedReply:
     def quotes_the_ranking(self) -> bool:
         return False
 
+    @property
+    def streams_answers(self) -> bool:
+        return True
+
     def generate(self, request: GenerationRequest) -> str:
         return self._reply
 

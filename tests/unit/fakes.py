@@ -82,6 +82,10 @@ class ScriptedModel:
     def quotes_the_ranking(self) -> bool:
         return False
 
+    @property
+    def streams_answers(self) -> bool:
+        return True  # it stands for a generative model
+
     def generate(self, request: GenerationRequest) -> str:
         self.requests.append(request)
         if self._error is not None:

@@ -17,10 +17,9 @@ from pydantic import AliasChoices, BaseModel
 from pydantic_settings import BaseSettings
 
 from bot.cli import COMMANDS, parser
-from bot.commands.common import DEMO_DATABASE
 from bot.commands.ingest import ALLOW_REMOVAL
 from bot.settings import SlackSettings
-from core.config import Settings, SourcedConfig
+from core.config import DEMO_DATABASE, Settings, SourcedConfig
 from core.domain.outcomes import OutcomeKind
 from core.eval.cases import Case, Section
 from core.retrieval.ingest import RemovalHeld

@@ -1,7 +1,7 @@
 """`sourced doctor`'s memory check: a PostgreSQL whose `shared_buffers` cannot hold the index gets a warning
 naming both sizes and what to raise; one that can passes quietly. Never a failure: searches still work."""
 
-from bot.commands.doctor import memory_check
+from core.diagnosis import memory_check
 
 MB = 2**20
 

@@ -342,3 +342,14 @@ def test_a_block_of_text_is_read_after_the_sentence_that_announces_it() -> None:
     text = "1. Send the customer this message:\n\n```\nSubject: Your export is ready\nIt expires in 7 days.\n```"
     mail = chunk("export#mail", text, doc_id="export", title="Exports", heading="Exports > Mail").chunk
     passes("The message's subject is 'Your export is ready'.", mail, "Subject: Your export is ready")
+
+
+def test_the_year_a_document_is_of_may_be_named_where_the_quote_states_no_year() -> None:
+    bands = chunk("bands#design", "| Level | Oslo (NOK) |\n| --- | --- |\n| Staff designer | 900,000 to 1,100,000 |",
+                  doc_id="bands", title="Pay Bands 2027", heading="Pay Bands 2027 > Design").chunk
+    quote = "| Staff designer | 900,000 to 1,100,000 |"
+    passes("The 2027 Oslo band for a staff designer is 900,000 to 1,100,000 NOK.", bands, quote)
+    assert "numbers" in refused("The 2028 Oslo band for a staff designer is 900,000 to 1,100,000 NOK.", bands, quote)
+    dated = chunk("bands#note", "Bands were last reviewed in 2025.", doc_id="bands", title="Pay Bands 2027",
+                  heading="Pay Bands 2027 > Notes").chunk
+    assert "numbers" in refused("Bands were last reviewed in 2027.", dated, "Bands were last reviewed in 2025.")

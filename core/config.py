@@ -176,6 +176,9 @@ class _ConnectorBase(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
     module: ClassVar[str]
+    libraries: ClassVar[tuple[tuple[str, str], ...]]
+    """The client libraries its module needs, each as (the module imported, the pip requirement): the
+    `connectors` extra, which `make run` does not install."""
 
     name: str = Field(pattern=CONNECTOR_NAME)
     """The prefix of the connector's document ids, and what `sourced sync NAME` names."""
@@ -190,6 +193,7 @@ class _ConnectorBase(BaseModel):
 
 class ConfluenceEntry(_ConnectorBase):
     module: ClassVar[str] = "core.connectors.confluence"
+    libraries: ClassVar[tuple[tuple[str, str], ...]] = (("atlassian", "atlassian-python-api>=4.0"),)
     kind: Literal["confluence"]
     url: str = Field(min_length=1)
     """The site's wiki, e.g. https://example.atlassian.net/wiki."""
@@ -205,6 +209,8 @@ class ConfluenceEntry(_ConnectorBase):
 
 class DriveEntry(_ConnectorBase):
     module: ClassVar[str] = "core.connectors.drive"
+    libraries: ClassVar[tuple[tuple[str, str], ...]] = (("googleapiclient", "google-api-python-client>=2.100"),
+                                                        ("google.oauth2", "google-auth>=2.20"))
     kind: Literal["drive"]
     credentials_env: str = "GOOGLE_APPLICATION_CREDENTIALS"
     """The variable holding the path of the service account's JSON key file."""
@@ -234,6 +240,7 @@ class NotionRoot(BaseModel):
 
 class NotionEntry(_ConnectorBase):
     module: ClassVar[str] = "core.connectors.notion"
+    libraries: ClassVar[tuple[tuple[str, str], ...]] = (("notion_client", "notion-client>=3.0"),)
     kind: Literal["notion"]
     token_env: str = "SOURCED_NOTION_TOKEN"
 

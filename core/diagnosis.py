@@ -33,13 +33,13 @@ from core.config import (
     DEMO_DATABASE,
     ConfigError,
     ConnectorEntry,
-    DriveEntry,
     Settings,
     SourcedConfig,
     config_path,
     load_config,
     parse_duration,
 )
+from core.connectors.build import install_command, missing_requirements
 from core.llm.reader import ReaderUnavailable
 from core.retrieval.embeddings import (
     INSTALL_SEMANTIC,
@@ -421,11 +421,12 @@ def _removed_connector_check(name: str, documents: int) -> Check:
 
 
 def connector_check(entry: ConnectorEntry, status: ConnectorStatus | None, every: timedelta | None) -> Check:
-    """One connector's line: its credential, then its last sync (`every`: sourced.yml's `sync_every`)."""
+    """One connector's line: its client library and credential, then its last sync (`every`: sourced.yml's
+    `sync_every`)."""
     name = f"connector {entry.name}"
-    variable = entry.credentials_env if isinstance(entry, DriveEntry) else entry.token_env
-    if not os.environ.get(variable, "").strip():
-        return error(name, f"{entry.kind}: {variable} is not set", f"put its credential in {variable}")
+    unready = _unready_connector_check(name, entry)
+    if unready is not None:
+        return unready
     if status is None or status.attempted_at is None:
         return warning(name, f"{entry.kind}: never synced", f"sourced sync {entry.name}")
     facts = {"documents": status.documents, "last_success": status.succeeded_at, "last_error": status.error}
@@ -442,6 +443,19 @@ def connector_check(entry: ConnectorEntry, status: ConnectorStatus | None, every
         return warning(name, f"{said}, over three times sync_every ({entry.name} is behind)",
                        "is `sourced serve` running?", **facts, lag_s=lag.total_seconds())
     return ok(name, said, **facts, lag_s=lag.total_seconds())
+
+
+def _unready_connector_check(name: str, entry: ConnectorEntry) -> Check | None:
+    """What stops the connector before it reaches its source: its client library, or its credential."""
+    missing = missing_requirements(entry)
+    if missing:
+        return error(name, f"{entry.kind}: its client {'library' if len(missing) == 1 else 'libraries'} "
+                     f"{', '.join(missing)} not installed (the connectors extra; `make run` leaves it out)",
+                     install_command(missing))
+    variable = entry.credential_variable
+    if not os.environ.get(variable, "").strip():
+        return error(name, f"{entry.kind}: {variable} is not set", f"put its credential in {variable}")
+    return None
 
 
 def _ago(lag: timedelta) -> str:

@@ -67,7 +67,7 @@ from core.application.ports import (
     VerificationRequest,
     Verifier,
 )
-from core.application.routing import OwnerRouter
+from core.application.routing import KnownGap, OwnerRouter
 from core.domain import (
     Answered,
     Audience,
@@ -263,7 +263,7 @@ class Orchestrator:
             return self._refuse("not_answerable", evidence, owner=self._owner(question, candidates))
         gap = self._router.gap_for(question.text, candidates)
         if gap is not None:
-            return self._refuse("not_in_corpus", evidence, owner=gap.owner)
+            return self._known_gap(question, gap, candidates, evidence)
         if not candidates:  # 5. nothing usable: refuse without calling the model
             return self._nothing_found(question, evidence)
         answering = speaking_of(evidence.reading, candidates)  # 5b. a follow-up's new words take precedence
@@ -350,6 +350,19 @@ class Orchestrator:
         depth = retrieval.high_risk_depth if risk is not None and risk.is_high else retrieval.depth
         found = current_only(self._index.search(text, audience=audience, limit=depth))
         return [chunk for chunk in found if chunk.score >= retrieval.weak_floor]
+
+    def _known_gap(self, question: Question, gap: KnownGap, candidates: Sequence[RetrievedChunk],
+                   evidence: Evidence) -> Refused:
+        """A topic sourced.yml names as missing from what this audience may see: refused as `not_in_corpus`
+        with the gap's owner. The audit records `not_permitted` when a hidden document matches clearly (at the
+        floor) and better than everything the audience may see, as the other refusals do: a gap may be declared
+        for a topic some roles may read (salary bands for HR), and for the others it is hidden, not absent."""
+        retrieval = self._policy.retrieval
+        best = max((chunk.score for chunk in candidates), default=0.0)
+        hidden = self._index.best_unscoped_score(question.text)
+        hidden_match = hidden >= retrieval.floor and hidden > best + retrieval.hidden_margin
+        return self._refuse("not_permitted" if hidden_match else "not_in_corpus", evidence,
+                            shown_as="not_in_corpus", owner=gap.owner)
 
     def _nothing_found(self, question: Question, evidence: Evidence) -> Refused:
         """Nothing the audience may see matches; the unscoped probe only names the true kind for the audit."""

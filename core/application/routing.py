@@ -34,8 +34,11 @@ class OwnerRouter:
     default_owner: str | None = None
 
     def gap_for(self, question: str, evidence: Sequence[RetrievedChunk]) -> KnownGap | None:
-        """A known gap the question is about, unless the permitted evidence itself covers its keyword."""
-        evidence_stems = " " + " ".join(stems(" ".join(c.text for c in evidence))) + " "
+        """A known gap the question is about, unless the permitted evidence itself covers its keyword: a
+        retrieved chunk says it, or its document's title does (a document titled "Salary Bands" is about salary
+        bands, for the roles that may read it). A section heading alone does not: it may mention a topic in
+        passing ("Attending product team offsites"), which is why a gap was declared for it."""
+        evidence_stems = " " + " ".join(stems(" ".join(f"{c.passage.title} {c.text}" for c in evidence))) + " "
         for gap in self.known_gaps:
             keyword = gap.matched_keyword(question)
             if keyword and f" {' '.join(stems(keyword))} " not in evidence_stems:

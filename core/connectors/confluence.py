@@ -34,6 +34,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from core.config import ConfluenceEntry
+from core.connectors.build import install_command
 from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef
 from core.documents.formats import CONFLUENCE_STORAGE
 
@@ -318,7 +319,7 @@ def _client(url: str, user: str, token: str, retries: int, backoff_s: float) -> 
         from atlassian import Confluence  # noqa: PLC0415  # the connectors extra is optional
     except ImportError:
         raise ConnectorError("the Confluence connector needs atlassian-python-api: "
-                             "pip install 'sourced[connectors]'") from None
+                             + install_command([r for _, r in ConfluenceEntry.libraries])) from None
     from requests.adapters import HTTPAdapter  # noqa: PLC0415
     from urllib3.util.retry import Retry  # noqa: PLC0415
 

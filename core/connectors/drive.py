@@ -28,6 +28,7 @@ from datetime import date, datetime
 from typing import Any, Final
 
 from core.config import DriveEntry
+from core.connectors.build import install_command
 from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef, ItemUnreadable
 from core.documents.formats import BY_MEDIA_TYPE
 from core.domain.errors import SourceError
@@ -277,8 +278,8 @@ def _services(key_file: str, subject: str | None, api_url: str | None) -> tuple[
         from google.oauth2 import service_account  # noqa: PLC0415  # the connectors extra is optional
         from googleapiclient.discovery import build  # noqa: PLC0415
     except ImportError:
-        raise ConnectorError("the Google Drive connector needs google-api-python-client: "
-                             "pip install 'sourced[connectors]'") from None
+        raise ConnectorError("the Google Drive connector needs google-api-python-client and google-auth: "
+                             + install_command([r for _, r in DriveEntry.libraries])) from None
     try:
         credentials = service_account.Credentials.from_service_account_file(  # type: ignore[no-untyped-call]
             key_file, scopes=list(SCOPES))

@@ -28,6 +28,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from core.config import NotionEntry
+from core.connectors.build import install_command
 from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef
 from core.documents.model import (
     Block,
@@ -198,8 +199,7 @@ class NotionConnector:
             from httpx import TransportError  # noqa: PLC0415  # notion-client's transport, not an OSError
             from notion_client.errors import APIResponseError, HTTPResponseError, RequestTimeoutError  # noqa: PLC0415
         except ImportError:
-            raise ConnectorError("the Notion connector needs notion-client: pip install 'sourced[connectors]'"
-                                 ) from None
+            raise ConnectorError(_library_missing()) from None
         try:
             return request()
         except APIResponseError as error:
@@ -211,6 +211,10 @@ class NotionConnector:
             raise ConnectorError(f"Notion at {self._host}: {type(error).__name__} after retries") from None
         except (TransportError, OSError) as error:  # a host that does not resolve, a refused connection
             raise ConnectorError(f"Notion at {self._host}: unreachable ({_first_line(error)})") from None
+
+
+def _library_missing() -> str:
+    return "the Notion connector needs notion-client: " + install_command([r for _, r in NotionEntry.libraries])
 
 
 _Node = tuple[str, str]
@@ -244,7 +248,7 @@ def _client(token: str, api_url: str | None, retries: int) -> Any:
         from notion_client import Client  # noqa: PLC0415  # the connectors extra is optional
         from notion_client.client import ClientOptions, RetryOptions  # noqa: PLC0415
     except ImportError:
-        raise ConnectorError("the Notion connector needs notion-client: pip install 'sourced[connectors]'") from None
+        raise ConnectorError(_library_missing()) from None
     options = ClientOptions(auth=token, retry=RetryOptions(max_retries=retries))
     if api_url:
         options.base_url = api_url.rstrip("/")

@@ -4,7 +4,10 @@ silently. "Not installed" is made the way Python sees it: the module's entry in 
 
 import json
 import logging
+import shlex
 import sys
+import tomllib
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ import pytest
 
 from bot.cli import main
 from bot.commands.common import EXAMPLES
+from core.config import ConnectorEntry
 
 INSTALL = "pip install 'sourced[semantic]'"
 QUESTION = "What's the daily meal allowance when I travel for work?"
@@ -162,3 +166,62 @@ def test_doctor_warns_that_a_matcher_path_is_not_read_while_the_matcher_is_off(
     assert checks["question matcher"]["status"] == "warning"
     assert checks["question matcher"]["fix"] == "SOURCED_MATCHER=bundled, or unset SOURCED_MATCHER_PATH"
     assert checks["answerability"]["facts"]["matching"] is False
+
+
+CONNECTORS_YML = """\
+default_owner: "#help-desk"
+connectors:
+  - {name: handbook-wiki, kind: notion, audience: [everyone]}
+  - {name: shared-drive, kind: drive}
+"""
+
+
+@pytest.fixture
+def connectors_without_libraries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two connectors configured, with their credentials, in a Python where Notion's client library and Google's
+    are not installed (as after `make run`, which leaves the connectors extra out)."""
+    (tmp_path / "sourced.yml").write_text(CONNECTORS_YML, encoding="utf-8")
+    (tmp_path / "key.json").write_text("{}", encoding="utf-8")
+    monkeypatch.setenv("SOURCED_CONFIG", str(tmp_path / "sourced.yml"))
+    monkeypatch.setenv("SOURCED_DATABASE_URL", f"sqlite:///{tmp_path / 'sourced.db'}")
+    monkeypatch.setenv("SOURCED_EMBEDDER", "none")
+    monkeypatch.setenv("SOURCED_NOTION_TOKEN", "secret_test_token")
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "key.json"))
+    for module in ("notion_client", "googleapiclient"):
+        monkeypatch.setitem(sys.modules, module, None)
+
+
+PYTHON = shlex.quote(sys.executable)
+NOTION_INSTALL = f"{PYTHON} -m pip install 'notion-client>=3.0'"
+DRIVE_INSTALL = f"{PYTHON} -m pip install 'google-api-python-client>=2.100'"
+
+
+def test_a_connector_without_its_client_library_fails_its_check_in_one_line_with_the_exact_install_command(
+        connectors_without_libraries: None, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sync", "--check"]) == 1
+
+    assert capsys.readouterr().out.splitlines() == [
+        f"handbook-wiki (notion): failed: the notion connector 'handbook-wiki' needs its client library "
+        f"(the connectors extra): {NOTION_INSTALL}",
+        f"shared-drive (drive): failed: the drive connector 'shared-drive' needs its client library "
+        f"(the connectors extra): {DRIVE_INSTALL}",
+    ]
+
+
+def test_a_sync_without_the_client_library_fails_that_connector_and_doctor_gives_the_command_as_the_fix(
+        connectors_without_libraries: None, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sync", "handbook-wiki"]) == 1
+    assert NOTION_INSTALL in capsys.readouterr().out
+
+    checks = doctor_checks(capsys, exit_code=1)
+    for name, install in (("connector handbook-wiki", NOTION_INSTALL), ("connector shared-drive", DRIVE_INSTALL)):
+        assert checks[name]["status"] == "error" and "not installed" in checks[name]["detail"]
+        assert checks[name]["fix"] == install
+
+
+def test_every_connectors_libraries_are_the_connectors_extra_and_nothing_else() -> None:
+    """What a missing library's command installs is what `pip install -e '.[connectors]'` would."""
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    named = {requirement for entry in typing.get_args(typing.get_args(ConnectorEntry)[0])
+             for _, requirement in entry.libraries}
+    assert named == set(pyproject["project"]["optional-dependencies"]["connectors"])

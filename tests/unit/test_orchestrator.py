@@ -412,6 +412,42 @@ def test_a_known_gap_routes_to_its_owner() -> None:
     assert (outcome.kind, outcome.owner) == ("not_in_corpus", "#payroll-help")
 
 
+INVOICES = chunk("SUP-1", "Account Managers answer customers' questions about invoices within two business days.",
+                 doc_id="support-guide", title="Support Guide", heading="Support Guide > Invoices",
+                 owner="#support-ops")
+TARGETS = chunk("COMP-3", "An Account Manager's target is 12% of base pay, paid each quarter.",
+                doc_id="bonus-targets", title="Bonus Targets", heading="Bonus Targets > Sales roles",
+                owner="#comp-team", audience=("hr",))
+TARGETS_GAP = KnownGap(topic="bonus targets", keywords=("bonus target",), owner="#people-ops")
+TARGET_QUESTION = "What is the bonus target for an Account Manager?"
+
+
+def test_a_known_gap_for_a_topic_only_some_roles_may_read_names_its_owner_and_audits_the_hidden_match() -> None:
+    ungapped = Harness(chunks=[INVOICES, TARGETS], answers=False).ask(TARGET_QUESTION)
+    assert isinstance(ungapped, Refused) and ungapped.owner == "#support-ops"  # the shared words' document
+
+    harness = Harness(chunks=[INVOICES, TARGETS], answers=False, gaps=(TARGETS_GAP,))
+    hidden = harness.ask(TARGET_QUESTION)
+    absent = Harness(chunks=[INVOICES], answers=False, gaps=(TARGETS_GAP,)).ask(TARGET_QUESTION)
+
+    assert isinstance(hidden, Refused) and isinstance(absent, Refused)
+    assert (hidden.presented_kind, hidden.owner) == ("not_in_corpus", "#people-ops")  # never #comp-team
+    assert (hidden.text, hidden.nearest) == (absent.text, absent.nearest)
+    assert (hidden.kind, absent.kind) == ("not_permitted", "not_in_corpus")  # the audit's truth only
+    assert harness.audit.records[-1].kind == "not_permitted"
+    assert harness.model.requests == []
+
+
+def test_a_known_gap_stands_aside_for_those_who_may_read_a_document_titled_by_its_keyword() -> None:
+    answer = envelope(answer="An Account Manager's target is 12% of base pay.",
+                      claims=[{"text": "An Account Manager's target is 12% of base pay, paid each quarter.",
+                               "chunk_ids": ["COMP-3"]}])
+    harness = Harness(chunks=[INVOICES, TARGETS], model=ScriptedModel(answer), gaps=(TARGETS_GAP,))
+    outcome = harness.ask(TARGET_QUESTION, HR)  # the chunk never says "bonus target"; its title does
+    assert isinstance(outcome, Answered)
+    assert [citation.passage.chunk_id for citation in outcome.citations] == ["COMP-3"]
+
+
 def test_a_short_question_spread_over_documents_gets_a_clarifying_question() -> None:
     outcome = Harness(chunks=TWO_FEES).ask("how much is the fee?")
     assert isinstance(outcome, Clarify)

@@ -70,6 +70,17 @@ def test_the_organisation_may_stand_for_we_a_vendor_the_passage_names_may_not() 
                    organisation=("Northwind Labs",))
 
 
+def test_a_vendor_the_asker_names_is_not_we_where_the_documents_show_who_we_is() -> None:
+    claims = chunk("expenses#ledgerly", "We reimburse travel within 30 days. Every claim goes through Ledgerly.",
+                   doc_id="expenses", title="Expenses", heading="Expenses > Claims").chunk
+    quote = "We reimburse travel within 30 days."
+    asked = "im not on ledgerly, do you reimburse my travel?"
+    assert "names" in refused("Ledgerly reimburses travel within 30 days.", claims, quote, question=asked,
+                              organisation=("Northwind Labs",))
+    # with no organisation known, the asker's own name for it is the only one there is
+    passes("Northwind reimburses travel within 30 days.", claims, quote, question="does northwind pay travel?")
+
+
 def test_the_askers_own_number_may_be_restated_no_other() -> None:
     quote = "Employees get 25 days of leave."
     asked = "I have 5 years of service, how much leave do I get?"

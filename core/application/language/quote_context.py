@@ -78,9 +78,10 @@ class Asking:
 
     @cached_property
     def organisation_words(self) -> frozenset[str]:
-        """Where a name the claim puts for "we" may come from: the organisation's names, and the question. A
-        vendor the passages name (however often) is not "we"."""
-        return frozenset(words(" ".join((*self.organisation, self.question))))
+        """Where a name the claim puts for "we" may come from: the organisation's names, or, where none is known,
+        the question's words. A vendor the passages name (however often) is not "we", nor one the asker names
+        ("I'm not on Deel EOR") where the documents show who "we" is."""
+        return frozenset(words(" ".join(self.organisation or (self.question,))))
 
     @cached_property
     def sources_text(self) -> str:

@@ -9,7 +9,9 @@ still reads in the quote alone (`checks`).
 
 The context is the heading path and document title, the statements' lead-ins (a list item's, a table's header
 and the rest of a quoted row), the sentences just before the quote in its paragraph or item (what "it", "this",
-"these" stand for), and the asker's own question.
+"these" stand for), and the asker's own question. Across a paragraph break, the sentences that introduce a list
+with no lead-in of its own, or that a paragraph opening with "this" points back to, are its `introduction`:
+their words may be the claim's, never their names or conditions.
 
 A list straight under a heading that denies or sets a condition ("What is not reimbursed", "If you leave the
 company") has that heading as its lead-in (`heading_lead_in`): "Gym memberships" under "What is not reimbursed"
@@ -62,8 +64,9 @@ _CONDITIONAL: Final = re.compile(r"\b(?:if|when|whenever|unless|once|while|until
 _HYPHENATED: Final = re.compile(r"\w+(?:-\w+)+")
 """A word joined by a hyphen denies nothing: "No-show fees"."""
 FIRST_PERSON: Final = frozenset({"we", "our", "us", "ours", "ourselves"})
-_POINTING_BACK: Final = frozenset({"this", "these", "that", "those", "it", "they", "such"})
 """Where a document speaks as its organisation: a claim may name the organisation in their place."""
+_POINTING_BACK: Final = frozenset({"this", "these", "that", "those", "it", "they", "such"})
+"""Words a paragraph opens with that stand for what the paragraph before it said."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,9 +13,11 @@ part of the query, applied before the top-k; no statistic counts a chunk the aud
 
 Vectors. The question is embedded while the full-text query runs; the nearest chunks come from the partitions of
 `chunk_vectors` whose audience class the audience may see (`core.storage.postgres`: each partition has its own
-HNSW graph, so hidden vectors are neither returned nor walked through), in cosine order, with pgvector's iterative
-scan so that rows of another model filtered out after the graph walk do not shorten the list. The two lists are
-fused as on SQLite (`core.retrieval.hybrid.fuse`).
+HNSW graph, so hidden vectors are neither returned nor walked through), in cosine order (equal distances by chunk
+id), with pgvector's iterative scan so that rows of another model filtered out after the graph walk do not shorten
+the list. Each is reported with its cosine as SQLite computes it (`core.retrieval.vector_search.cosines`, from the
+vector itself), so equal vectors tie and a cosine is the same double on both. The two lists are fused as on
+SQLite (`core.retrieval.hybrid.fuse`).
 
 One snapshot. A search runs in one read-only REPEATABLE READ transaction: the audience's classes, the statistics,
 the full-text hits, the nearest vectors and the passages all come from the same state of the database, so a
@@ -29,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
+import numpy as np
 from sqlalchemy import JSON, Connection, Date, Engine, Row, text
 from sqlalchemy.types import TypeEngine
 
@@ -48,6 +51,7 @@ from core.retrieval.bm25 import (
 from core.retrieval.embeddings import as_matrix
 from core.retrieval.hybrid import CANDIDATES, EMBEDDING_THREADS, cosine_score, fuse
 from core.retrieval.index import IndexUnavailable, retrieved_chunk
+from core.retrieval.vector_search import cosines
 from core.storage.postgres import AUDIENCE_TABLE, CHUNK_TERMS_TABLE, TERM_TABLE, VECTOR_TABLE, vector_literal
 from core.storage.tables import ChunkRow, DocumentRow, count_rows
 
@@ -275,10 +279,18 @@ class PostgresIndex:
         connection.execute(text("SELECT set_config('hnsw.ef_search', :ef, true), "
                                 "set_config('hnsw.iterative_scan', 'strict_order', true)"), {"ef": str(EF_SEARCH)})
         rows = connection.execute(text(
-            f"SELECT v.chunk_id, {distance} AS distance FROM {VECTOR_TABLE} AS v "
-            f"WHERE v.dim = {dim} AND v.model = :model{classes} ORDER BY {distance} LIMIT :limit"),
-            {"query": vector_literal(query_vector), "model": self._embedder.model_id, "limit": limit, **parameters})
-        return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in rows]
+            f"SELECT v.chunk_id, vector_send(v.embedding) FROM {VECTOR_TABLE} AS v "
+            f"WHERE v.dim = {dim} AND v.model = :model{classes} ORDER BY {distance}, v.{BY_CHUNK_ID} LIMIT :limit"),
+            {"query": vector_literal(query_vector), "model": self._embedder.model_id, "limit": limit, **parameters}
+        ).all()
+        if not rows:
+            return []
+        # pgvector's float32 distance chose the rows; their cosines are SQLite's (`vector_search.cosines`), from the
+        # vectors themselves (pgvector's binary form: two 16-bit words, then big-endian float32 values).
+        vectors = np.stack([np.frombuffer(raw, dtype=">f4", offset=4) for _, raw in rows]).astype(np.float32)
+        exact = cosines(vectors, np.asarray(query_vector, dtype=np.float32)).tolist()
+        return sorted(((chunk_id, cosine) for (chunk_id, _), cosine in zip(rows, exact, strict=True)),
+                      key=lambda hit: (-hit[1], hit[0]))
 
     def _passages(self, connection: Connection, chunk_ids: Sequence[str], scope: Scope) -> dict[str, RetrievedChunk]:
         """Chunks by id, each checked against its document's roles in this snapshot."""

@@ -12,10 +12,13 @@ from sqlalchemy import Engine
 from core.domain import Audience, Party
 from core.eval.bench_corpus import write_corpus
 from core.retrieval.bm25 import POSTING_BUDGET
+from core.retrieval.embeddings import EmbeddingIngestor
+from core.retrieval.hybrid import HybridIndex
 from core.retrieval.index import SqliteIndex
 from core.retrieval.ingest import Ingestor
 from core.retrieval.postgres_index import PostgresIndex
 from core.storage import make_engine
+from tests.fake_embedders import BagOfWords
 
 STAFF = Audience(parties=(Party(),))
 HR = Audience(parties=(Party(roles=frozenset({"hr"})),))
@@ -86,6 +89,21 @@ def test_both_databases_index_the_same_terms_and_score_them_the_same(sqlite_engi
         expected = [(chunk.chunk_id, chunk.score) for chunk in sqlite.search(question, audience=STAFF, limit=10)]
         assert [(chunk.chunk_id, chunk.score) for chunk in pg.search(question, audience=STAFF, limit=10)] == expected
     assert [chunk.doc_id for chunk in pg.search("follow-up e-mail to O'Brien", audience=STAFF, limit=1)] == ["words"]
+
+
+def test_fused_retrieval_ranks_and_scores_alike_on_both_databases(sqlite_engine: Engine, postgres: Engine,
+                                                                  tmp_path: Path) -> None:
+    """Each nearest chunk's cosine is computed from its vector the same way on both (the lockers' equal vectors
+    tie, and come in chunk-id order), so the fused lists are the same, scores included."""
+    kb, embedder = write_kb(tmp_path / "kb"), BagOfWords()
+    for engine in (sqlite_engine, postgres):
+        assert not EmbeddingIngestor(engine, embedder, progress=False).ingest(kb).errors
+    sqlite, pg = HybridIndex(sqlite_engine, embedder), PostgresIndex(postgres, embedder)
+    for question in (*QUESTIONS, "emptied on friday", "when"):
+        for limit in (1, 3, 10):
+            expected = [(c.chunk_id, c.score) for c in sqlite.search(question, audience=STAFF, limit=limit)]
+            assert [(c.chunk_id, c.score) for c in pg.search(question, audience=STAFF, limit=limit)] == expected
+        assert pg.best_unscoped_score(question) == sqlite.best_unscoped_score(question)
 
 
 @pytest.mark.slow  # every budget, audience and depth, on a generated knowledge base of mixed audiences

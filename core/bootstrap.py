@@ -278,7 +278,7 @@ def reading_process(settings: Settings) -> ReadingProcess:
 
 
 def build_index(engine: Engine, embedder: Embedder | None) -> Index:
-    """The index for the database: SQLite's (FTS5, vectors in memory) or PostgreSQL's (tsvector, pgvector). On
+    """The index for the database: SQLite's (FTS5, vectors in memory) or PostgreSQL's (chunk terms, pgvector). On
     PostgreSQL with an embedder, pgvector must be there: `PgvectorMissing` (one line) otherwise."""
     if engine.dialect.name == "postgresql":
         if embedder is not None:

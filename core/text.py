@@ -4,6 +4,7 @@ One module so that retrieval, the extractive model and the claim check agree on 
 """
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Final
 
@@ -33,6 +34,7 @@ _WORD: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\u2019\-]*")
 _NUMBER: Final = re.compile(r"(?<![A-Za-z])\d[\d,]*(?:\.\d+)?")
 _CAPITALISED: Final = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*\b")
 _STEMMER: Final = snowballstemmer.stemmer("english")
+_INDEX_TOKEN: Final = re.compile(r"[a-z0-9]+")
 
 
 def words(text: str) -> list[str]:
@@ -53,6 +55,17 @@ def stems(text: str) -> list[str]:
 def content_stems(text: str) -> list[str]:
     """Stems of the words that carry meaning: no stopwords, no bare punctuation."""
     return [stem(w) for w in words(text) if w and w not in STOPWORDS]
+
+
+def chunk_stems(heading: str, text: str) -> list[str]:
+    """What a chunk is found by: the stems of its heading path and its text, stopwords included."""
+    return stems(heading + "\n" + text)
+
+
+def index_tokens(stemmed: Iterable[str]) -> list[str]:
+    """Stems as the full-text index's terms: a stem such as `follow-up` or `o'brien` is two terms, split where
+    SQLite FTS5's tokenizer splits the stems it is given, so both databases count the same terms."""
+    return [token for one in stemmed for token in _INDEX_TOKEN.findall(one)]
 
 
 def numbers(text: str) -> set[str]:

@@ -39,8 +39,9 @@ from core.domain import EVERYONE, Audience, Principal
 from core.eval.bench_corpus import BenchCorpus, write_corpus
 from core.eval.bench_vectors import BenchVectors
 from core.eval.stats import percentile
+from core.retrieval.bm25 import query_terms
 from core.retrieval.embeddings import CachedEmbedder, EmbeddingIngestor
-from core.retrieval.index import index_body, query_terms
+from core.retrieval.index import index_body
 from core.retrieval.ingest import IngestReport
 from core.storage.postgres import scratch_database
 from core.storage.tables import ChunkRow

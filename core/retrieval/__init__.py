@@ -1,5 +1,5 @@
 """Retrieval: loading the knowledge base, chunking it, ingesting it, and searching it (SQLite FTS5 with vectors in
-memory, or PostgreSQL's tsvector with pgvector)."""
+memory, or the same BM25 on PostgreSQL with pgvector)."""
 
 from core.retrieval.chunking import ChunkDraft, chunk_document
 from core.retrieval.index import IndexUnavailable, SqliteIndex

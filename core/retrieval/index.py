@@ -2,7 +2,9 @@
 
 Scores are BM25 normalised by the best score the same query could reach in this corpus, so they lie in 0..1
 and a floor means the same thing for every question: for each distinct query term FTS5 adds at most
-idf(t) * (k1 + 1) (a term occurring very often in a short chunk), and the sum of those is the ceiling.
+idf(t) * (k1 + 1) (a term occurring very often in a short chunk), and the sum of those is the ceiling. The
+score, the terms and the bound on which rows are ranked are `core.retrieval.bm25`'s, which PostgreSQL's index
+computes too: the same question over the same documents scores the same on both.
 
 Whose corpus. Every statistic of a search (the row count and average row length, each term's document count,
 so the idf, the length normalisation, the ceiling and which terms are rare enough to select candidates) is
@@ -38,11 +40,9 @@ count and token total) is computed on its first question, a few milliseconds at 
 generation; a term's document count among the rows an audience may see is one pass over its postings.
 """
 
-import math
-import re
 import threading
-from collections import Counter, OrderedDict
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -53,22 +53,22 @@ from sqlalchemy import JSON, Connection, Date, Engine, Row, bindparam, text
 from core import text as analysis
 from core.domain import Audience, Link, Passage, RetrievedChunk, is_visible
 from core.domain.errors import OperatorError
+from core.retrieval.bm25 import (
+    CANDIDATES_PER_RESULT,
+    MIN_CANDIDATES,
+    POSTING_BUDGET,
+    CorpusStats,
+    normalised,
+    query_terms,
+    split_by_postings,
+    term_weight,
+)
 from core.storage.database import supports_full_text
 from core.storage.tables import ChunkRow, DocumentRow, count_rows
 
-K1: Final = 1.2
-B: Final = 0.75
-"""FTS5's BM25 constants: term-frequency saturation and length normalisation."""
-IDF_FLOOR: Final = 1e-6
-"""FTS5 replaces a non-positive idf (a term in more than half the rows) by this."""
-POSTING_BUDGET: Final = 1000
-"""Matching rows ranked per question before candidates are selected by the rarest terms only."""
-CANDIDATES_PER_RESULT: Final = 3
-MIN_CANDIDATES: Final = 24
 AUDIENCE_VIEWS: Final = 64
 """Audiences whose views (row mask and totals) are kept per index generation."""
 
-_TOKEN: Final = re.compile(r"[a-z0-9]+")
 _AVERAGES_RECORD: Final = 1
 """Row of `chunks_fts_data` holding FTS5's totals: a varint row count, then one token total per column.
 Read instead of count(*), which would scan."""
@@ -86,57 +86,14 @@ class IndexUnavailable(OperatorError, RuntimeError):
 
 
 def index_body(heading: str, chunk_text: str) -> str:
-    """What the FTS `body` column stores for a chunk: the stems of its heading path and its text."""
-    return " ".join(analysis.stems(heading + "\n" + chunk_text))
-
-
-def query_terms(query: str) -> tuple[str, ...]:
-    """The distinct index tokens of a question's content words, in order of appearance.
-
-    A stem such as `follow-up` is two tokens to FTS5's tokenizer; splitting it here keeps every term a
-    single token whose document count the vocabulary table knows.
-    """
-    tokens = (token for stem in analysis.content_stems(query) for token in _TOKEN.findall(stem))
-    return tuple(dict.fromkeys(tokens))
+    """What the FTS `body` column stores for a chunk: the stems of its heading path and its text. FTS5's tokenizer
+    splits them into the terms `core.text.index_tokens` gives, which PostgreSQL stores."""
+    return " ".join(analysis.chunk_stems(heading, chunk_text))
 
 
 def match_expression(terms: Sequence[str]) -> str:
     """An FTS5 query matching any of the terms; each is quoted, so no term is read as an operator."""
     return " OR ".join(f'"{term}"' for term in terms)
-
-
-def idf(rows: int, rows_with_term: int) -> float:
-    """FTS5's idf, floor included, so the ceiling matches what `bm25()` can actually return."""
-    value = math.log((rows - rows_with_term + 0.5) / (rows_with_term + 0.5))
-    return value if value > 0.0 else IDF_FLOOR
-
-
-@dataclass(frozen=True, kw_only=True)
-class CorpusStats:
-    """What BM25 needs to know about the corpus for one query, as FTS5 itself counts it."""
-
-    rows: int
-    tokens: int
-    document_frequency: Mapping[str, int]
-
-    @property
-    def average_length(self) -> float:
-        return self.tokens / self.rows if self.rows and self.tokens else 1.0
-
-    def idf(self, term: str) -> float:
-        return idf(self.rows, self.document_frequency.get(term, 0))
-
-    def ceiling(self, terms: Sequence[str]) -> float:
-        """The largest BM25 the query could score here: a term absent from the corpus still counts, so a
-        question whose key words the knowledge base lacks scores low."""
-        return sum(self.idf(term) * (K1 + 1.0) for term in terms)
-
-    def bm25(self, tokens: Sequence[str], terms: Sequence[str]) -> float:
-        """FTS5's BM25 of one row (its index tokens) for the query terms, positive."""
-        wanted = set(terms)
-        counts = Counter(token for token in tokens if token in wanted)
-        norm = K1 * (1.0 - B + B * len(tokens) / self.average_length)
-        return sum(self.idf(term) * n * (K1 + 1.0) / (n + norm) for term, n in counts.items())
 
 
 _PASSAGES: Final = text("""
@@ -226,7 +183,7 @@ class SqliteIndex:
             ranked = self._ranked(connection, generation, view, terms, stats, limit=limit)
             passages = _passages(connection, [rowid for rowid, _ in ranked], role_sets)
         ceiling = stats.ceiling(terms)
-        return [retrieved_chunk(passages[rowid], min(1.0, max(0.0, raw / ceiling))) for rowid, raw in ranked
+        return [retrieved_chunk(passages[rowid], normalised(raw, ceiling)) for rowid, raw in ranked
                 if rowid in passages]
 
     def _ranked(self, connection: Connection, generation: "_Generation", view: "_AudienceView",
@@ -345,9 +302,7 @@ class _Generation:
                 continue
             at = self._positions[span[0]:span[1]]
             frequency = self._frequencies[span[0]:span[1]]
-            # FTS5: score += idf * ((freq * (k1 + 1)) / (freq + k1 * (1 - b + b * D / avgdl))), phrase by phrase.
-            norms = K1 * ((1.0 - B) + B * self._lengths[at] / average)
-            scores[at] += stats.idf(term) * ((frequency * (K1 + 1.0)) / (frequency + norms))
+            scores[at] += term_weight(stats.idf(term), frequency, self._lengths[at], average)  # phrase by phrase
             matched[at] = True
         hits = np.flatnonzero(matched & view.allowed)
         if hits.size > limit:
@@ -492,31 +447,13 @@ def _chunk_id_ranks(connection: Connection, rowids: Positions) -> Positions:
     return ranks
 
 
-def split_by_postings(terms: Sequence[str], stats: CorpusStats,
-                      budget: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The rarest terms whose postings fit the budget (at least one), and the other terms that occur.
-
-    Terms in no row are left out of both: they match nothing, though they still lower the score.
-    """
-    present = sorted((t for t in terms if stats.document_frequency.get(t, 0) > 0),
-                     key=lambda t: (stats.document_frequency[t], t))
-    selective: list[str] = []
-    postings = 0
-    for term in present:
-        postings += stats.document_frequency[term]
-        if selective and postings > budget:
-            break
-        selective.append(term)
-    return tuple(selective), tuple(present[len(selective):])
-
-
 def _rescored(connection: Connection, ranked: list[tuple[int, float]], terms: Sequence[str],
               stats: CorpusStats) -> list[tuple[int, float]]:
     """Candidates scored by BM25 over the whole query (in no particular order: `_Generation.ordered` sorts them)."""
     if not ranked:
         return []
     bodies = connection.execute(_BODIES, {"rowids": [rowid for rowid, _ in ranked]}).all()
-    return [(int(rowid), stats.bm25(_TOKEN.findall(body), terms)) for rowid, body in bodies]
+    return [(int(rowid), stats.bm25(analysis.index_tokens(body.split()), terms)) for rowid, body in bodies]
 
 
 def _passages(connection: Connection, rowids: list[int],

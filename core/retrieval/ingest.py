@@ -50,8 +50,9 @@ from core.retrieval.knowledge_base import (
 )
 from core.storage.database import supports_full_text
 from core.storage.locks import ingest_lock
-from core.storage.postgres import refresh_statistics
+from core.storage.postgres import refresh_statistics, write_chunk_terms
 from core.storage.tables import ChunkRow, DocumentRoleRow, DocumentRow, count_rows
+from core.text import chunk_stems, index_tokens
 
 _DELETE_FTS: Final = "DELETE FROM chunks_fts WHERE rowid = :rowid"
 _INSERT_FTS: Final = "INSERT INTO chunks_fts (rowid, chunk_id, body) VALUES (:rowid, :chunk_id, :body)"
@@ -210,6 +211,7 @@ class Ingestor:
         self._rules = tuple(rules)
         self._now = now
         self._full_text = supports_full_text(engine.dialect.name)
+        self._chunk_terms = engine.dialect.name == "postgresql"  # PostgreSQL's full text (`core.storage.postgres`)
 
     def ingest(self, root: Path, *, guard_removal: bool = False) -> IngestReport:
         """Load `root` and bring the stored documents, chunks, roles and full-text rows in line with it. The
@@ -340,6 +342,9 @@ class Ingestor:
                 {"rowid": rowid, "chunk_id": draft.chunk_id, "body": index_body(draft.heading, draft.text)}
                 for draft, rowid in zip(drafts, rowids, strict=True)
             ])
+        elif self._chunk_terms:
+            write_chunk_terms(connection, [(draft.chunk_id, index_tokens(chunk_stems(draft.heading, draft.text)))
+                                           for draft in drafts])
 
     def _remove(self, connection: Connection, *, doc_id: str, tally: _Tally) -> None:
         old = self._delete_document(connection, doc_id)

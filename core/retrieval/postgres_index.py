@@ -1,28 +1,27 @@
-"""The index on PostgreSQL: full text with a weighted tsvector, vectors with pgvector, fused as on SQLite.
+"""The index on PostgreSQL: SQLite's BM25 computed in SQL, vectors with pgvector, fused as on SQLite.
 
-Full text. Every chunk has `search_vector` (`core.storage.postgres`): PostgreSQL's English stems of its heading
-path (weight A) and its text (weight B). A question's content words (`core.text`, the same stopwords as on SQLite)
-are stemmed by the same configuration and matched with OR, and matching chunks are ranked by `ts_rank`.
-
-What a score depends on. `ts_rank` of an OR query is computed from the chunk and the question alone: for each
-query term, how often and where (heading or text) the chunk has it, averaged over the query's terms (a term the
-chunk lacks counts as zero). No corpus statistic enters it: no document frequency, no average length, no count of
-rows. So a chunk's score is the same whoever asks and whatever else is stored, and the ranking of the chunks an
-audience may see is never moved by one it may not see; the audience filter is part of the query, applied before
-the top-k. The score lies in 0..1 by construction (a term contributes at most 1/terms: a heading word repeated
-without end), and `lexical_score` maps it onto the scale of SQLite's normalised BM25 so that the floors of the
-retrieval policy mean the same on both (the factor is fitted by `benchmarks/pg_calibration.py`).
+Full text. Every chunk has its index terms in `chunk_terms` (`core.storage.postgres`): the terms SQLite's FTS5
+index holds for it, each once with its count, and its length. A question's terms are SQLite's too
+(`core.retrieval.bm25.query_terms`), and so is the score: FTS5's BM25 over the statistics of the chunks the
+audience may see (the chunks and terms of its visible classes, and each term's count of chunks among them, all
+kept by triggers), divided by the query's ceiling. The SQL computes `bm25.term_weight` with the same operations
+in the same order on doubles, the terms summed in the order SQLite sums them, so the same question over the same
+documents gets the same scores, hence the same order, ties by chunk id, as on SQLite. Which chunks are ranked is
+bounded as on SQLite (`bm25.split_by_postings`): under the budget, every chunk having a term of the question;
+over it, the best of those having the rarest terms, re-scored over the whole question. The audience filter is
+part of the query, applied before the top-k; no statistic counts a chunk the audience may not see.
 
 Vectors. The question is embedded while the full-text query runs; the nearest chunks come from the partitions of
 `chunk_vectors` whose audience class the audience may see (`core.storage.postgres`: each partition has its own
-HNSW graph, so hidden vectors are neither returned nor walked through), in cosine order, with pgvector's iterative
-scan so that rows of another model filtered out after the graph walk do not shorten the list. The two lists are
-fused as on SQLite (`core.retrieval.hybrid.fuse`).
+HNSW graph, so hidden vectors are neither returned nor walked through), in cosine order (equal distances by chunk
+id), with pgvector's iterative scan so that rows of another model filtered out after the graph walk do not shorten
+the list. Each is reported with its cosine as SQLite computes it (`core.retrieval.vector_search.cosines`, from the
+vector itself), so equal vectors tie and a cosine is the same double on both. The two lists are fused as on
+SQLite (`core.retrieval.hybrid.fuse`).
 
-One snapshot. A search runs in one read-only REPEATABLE READ transaction: the audience's classes, the term
-counts, the full-text hits, the nearest vectors and the passages all come from the same state of the database,
-so a document being re-ingested is seen whole, old or new, never a mixture. It takes five round trips (four
-without an embedder): the classes and counts, the ranking, the vector settings, the nearest vectors, the end.
+One snapshot. A search runs in one read-only REPEATABLE READ transaction: the audience's classes, the statistics,
+the full-text hits, the nearest vectors and the passages all come from the same state of the database, so a
+document being re-ingested is seen whole, old or new, never a mixture.
 """
 
 import logging
@@ -32,66 +31,62 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
+import numpy as np
 from sqlalchemy import JSON, Connection, Date, Engine, Row, text
 from sqlalchemy.types import TypeEngine
 
-from core import text as analysis
 from core.application.ports import Embedder
 from core.domain import Audience, Passage, RetrievedChunk
+from core.retrieval.bm25 import (
+    CANDIDATES_PER_RESULT,
+    K1,
+    MIN_CANDIDATES,
+    POSTING_BUDGET,
+    B,
+    CorpusStats,
+    normalised,
+    query_terms,
+    split_by_postings,
+)
 from core.retrieval.embeddings import as_matrix
 from core.retrieval.hybrid import CANDIDATES, EMBEDDING_THREADS, cosine_score, fuse
 from core.retrieval.index import IndexUnavailable, retrieved_chunk
-from core.storage.postgres import AUDIENCE_TABLE, TERM_TABLE, VECTOR_TABLE, vector_literal
+from core.retrieval.vector_search import cosines
+from core.storage.postgres import AUDIENCE_TABLE, CHUNK_TERMS_TABLE, TERM_TABLE, VECTOR_TABLE, vector_literal
 from core.storage.tables import ChunkRow, DocumentRow, count_rows
 
 log = logging.getLogger(__name__)
 
-RANK_WEIGHTS: Final = "{0.1, 0.2, 0.4, 0.5}"
-"""`ts_rank`'s weights of the D, C, B and A labels: a word of the text (B) 0.4, of the heading path (A) 0.5. On
-SQLite the heading is indexed as text; PostgreSQL's default A = 1.0 made a heading word outrank everything (top
-section the same as SQLite's for 54% of the questions of dev and dev2, 68% at 0.5; `benchmarks/pg_calibration.py`)."""
-RANK_NORMALIZATION: Final = 0
-"""No length normalisation: the rank is the share of the query's terms the chunk has, weighted by where and how
-often. Dividing by 1 + log(length) (1) ranked no closer to SQLite's BM25 on dev and dev2."""
-LEXICAL_SCALE: Final = 1.3
-"""`ts_rank` times this, capped at 1, is the lexical score: fitted so that the most questions of dev and dev2 fall
-on the same side of every floor as with SQLite's BM25 (92% of question-floor pairs; `benchmarks/pg_calibration.py`)."""
-RANKING_BUDGET: Final = 1000
-"""Chunks ranked per question at most, but for the rare case below (see `PostgresIndex._candidates_for`)."""
 EF_SEARCH: Final = 64
 """HNSW candidates kept while walking the graph: above the fusion's 30, with room for recall."""
 
-BY_CHUNK_ID: Final = 'c.chunk_id COLLATE "C"'
-"""Equal ranks are ordered by chunk id in code point order, as on SQLite (binary collation) and in the fusion,
+BY_CHUNK_ID: Final = 'chunk_id COLLATE "C"'
+"""Equal scores are ordered by chunk id in code point order, as on SQLite (binary collation) and in the fusion,
 whatever the database's collation: which of two tied chunks is shown never depends on the database."""
-CAPPED: Final = f" ORDER BY {BY_CHUNK_ID} LIMIT :budget"
 _PASSAGE_COLUMNS: Final = ("c.chunk_id, c.heading, c.text, c.content_hash, c.links, c.page, c.anchor, "
                            "d.doc_id, d.title, d.owner, d.updated, d.url, d.supersedes, d.format")
 _PASSAGE_TYPES: Final[dict[str, TypeEngine[Any]]] = {"updated": Date(), "supersedes": JSON(), "links": JSON()}
+_CONSTANTS: Final = {"k1": K1, "k1_plus_one": K1 + 1.0, "one_minus_b": 1.0 - B, "b": B}
+"""`bm25.term_weight`'s constants as its Python computes them, sent as doubles (a literal would be `numeric`)."""
 
 
-def lexical_score(rank: float) -> float:
-    """`ts_rank` on the 0..1 scale of SQLite's normalised BM25."""
-    return min(1.0, max(0.0, rank * LEXICAL_SCALE))
+def term_weight_sql(n: int) -> str:
+    """`bm25.term_weight` in SQL for the question's `n`th term, over a `chunk_terms` row `t` and its term count
+    `f.f{n}` (0 where the row lacks the term: it adds exactly 0.0): the same operations in the same order."""
+    return (f"CAST(:idf_{n} AS float8) * ((f.f{n} * CAST(:k1_plus_one AS float8)) / (f.f{n} + CAST(:k1 AS float8) "
+            "* (CAST(:one_minus_b AS float8) + CAST(:b AS float8) * t.length / CAST(:average AS float8))))")
 
 
-def any_of(terms: Sequence[str]) -> str:
-    """A tsquery matching chunks with any of the lexemes: each quoted, so none is read as an operator."""
-    return " | ".join(_quoted(term) for term in terms)
-
-
-def all_of(terms: Sequence[str]) -> str:
-    return " & ".join(_quoted(term) for term in terms)
-
-
-def _quoted(lexeme: str) -> str:
-    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def search_words(question: str) -> str:
-    """The question's content words, for PostgreSQL to stem: the stopwords of `core.text` removed, as on SQLite
-    (its list is longer than PostgreSQL's, with words such as 'need' and 'tell')."""
-    return " ".join(word for word in analysis.words(question) if word and word not in analysis.STOPWORDS)
+def bm25_sql(terms: Sequence[str], stats: CorpusStats) -> tuple[str, str, dict[str, Any]]:
+    """The BM25 of a `chunk_terms` row `t` for these terms, summed in their order as SQLite sums them, and the
+    lateral subquery giving `f`, the row's count of each term: the score's SQL, the subquery's, their parameters."""
+    counts = ", ".join(f"coalesce(t.counts[array_position(t.terms, CAST(:term_{n} AS text))], 0) AS f{n}"
+                       for n in range(len(terms)))
+    score = " + ".join(term_weight_sql(n) for n in range(len(terms)))
+    parameters = {**_CONSTANTS, "average": stats.average_length,
+                  **{f"term_{n}": term for n, term in enumerate(terms)},
+                  **{f"idf_{n}": stats.idf(term) for n, term in enumerate(terms)}}
+    return score, f"LATERAL (SELECT {counts}) AS f", parameters
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,35 +113,24 @@ class Scope:
         return " AND " + " AND ".join(clauses), self._parties()
 
     def visible_classes(self) -> tuple[str, dict[str, Any]]:
-        """SQL selecting the keys of the classes every party may see: `core.domain.is_visible` over the roles
-        of each class (some role of every party among them)."""
+        """SQL selecting the classes every party may see (`core.domain.is_visible` over the roles of each class:
+        some role of every party among them), with their totals of chunks and terms."""
+        columns = f"SELECT audience_key, chunks, tokens FROM {AUDIENCE_TABLE}"
         if self.role_sets is None:
-            return f"SELECT audience_key FROM {AUDIENCE_TABLE}", {}
+            return columns, {}
         overlaps = " AND ".join(f"roles && CAST(:party_{n} AS text[])" for n in range(len(self.role_sets)))
-        return f"SELECT audience_key FROM {AUDIENCE_TABLE} WHERE {overlaps}", self._parties()
+        return f"{columns} WHERE {overlaps}", self._parties()
 
     def _parties(self) -> dict[str, Any]:
         assert self.role_sets is not None
         return {f"party_{n}": sorted(roles) for n, roles in enumerate(self.role_sets)}
 
 
-@dataclass(frozen=True, kw_only=True)
-class Terms:
-    """The question's lexemes (PostgreSQL's English stems of its content words, each once) and how many chunks
-    of the visible classes have each."""
-
-    counts: dict[str, int]
-
-    @property
-    def lexemes(self) -> tuple[str, ...]:
-        return tuple(self.counts)
-
-
 class PostgresIndex:
     """The `Index` port on PostgreSQL: full text alone, or fused with pgvector when there is an embedder."""
 
     def __init__(self, engine: Engine, embedder: Embedder | None = None, *, candidates: int = CANDIDATES,
-                 budget: int = RANKING_BUDGET) -> None:
+                 budget: int = POSTING_BUDGET) -> None:
         if engine.dialect.name != "postgresql":
             raise IndexUnavailable(f"the PostgreSQL index needs PostgreSQL; this database is {engine.dialect.name!r}")
         self._engine = engine
@@ -157,15 +141,16 @@ class PostgresIndex:
                                 if embedder is not None else None)
 
     def search(self, query: str, *, audience: Audience, limit: int) -> list[RetrievedChunk]:
-        """The best chunks the audience may see, best first, scores in 0..1; filtered before the top-k."""
-        words = search_words(query)
-        if limit <= 0 or not words:
+        """The best chunks the audience may see, best first, scores in 0..1; filtered before the top-k. A question
+        without content words is still searched by its vector, as on SQLite."""
+        if limit <= 0 or not query.strip():
             return []
         wanted = max(limit, self._candidates) if self._embedder is not None else limit
+        terms = query_terms(query)
         embedding = self._embed(query)
         with snapshot(self._engine) as connection:
-            scope, terms = self._scope_and_terms(connection, words, Scope(role_sets=audience.role_sets()))
-            lexical = self._lexical(connection, terms, scope, wanted)
+            scope, stats = self._scope_and_stats(connection, terms, Scope(role_sets=audience.role_sets()))
+            lexical = self._lexical(connection, terms, stats, scope, wanted)
             query_vector = embedding.result() if embedding is not None else None
             if query_vector is None:
                 return lexical[:limit]
@@ -179,13 +164,11 @@ class PostgresIndex:
     def best_unscoped_score(self, query: str) -> float:
         """The best score over every document, whoever may see it (the best of each list, unfused); for the
         audit's refusal kind only."""
-        words = search_words(query)
-        if not words:
-            return 0.0
+        terms = query_terms(query)
         embedding = self._embed(query)
         with snapshot(self._engine) as connection:
-            scope, terms = self._scope_and_terms(connection, words, Scope())
-            lexical = self._lexical(connection, terms, scope, 1)
+            scope, stats = self._scope_and_stats(connection, terms, Scope())
+            lexical = self._lexical(connection, terms, stats, scope, 1)
             query_vector = embedding.result() if embedding is not None else None
             nearest = [] if query_vector is None else self._nearest(connection, query_vector, scope, 1)
         return max([chunk.score for chunk in lexical] + [cosine_score(cosine) for _, cosine in nearest] + [0.0])
@@ -218,92 +201,71 @@ class PostgresIndex:
             log.warning("embedder failed, answering from full text alone: %s", type(error).__name__)
             return None
 
-    def _scope_and_terms(self, connection: Connection, words: str, requested: Scope) -> tuple[Scope, Terms]:
-        """In one statement: the keys of the classes the audience may see, the question's lexemes, and how many
-        chunks of those classes have each lexeme."""
+    def _scope_and_stats(self, connection: Connection, terms: Sequence[str],
+                         requested: Scope) -> tuple[Scope, CorpusStats]:
+        """In one statement: the keys of the classes the audience may see, and BM25's statistics over their chunks
+        (how many, their terms in total, how many have each of the question's terms)."""
         classes, parameters = requested.visible_classes()
+        row = connection.execute(text(f"""
+            WITH visible AS ({classes})
+            SELECT (SELECT coalesce(array_agg(audience_key), '{{}}') FROM visible) AS keys,
+                   (SELECT coalesce(sum(chunks), 0) FROM visible) AS chunks,
+                   (SELECT coalesce(sum(tokens), 0) FROM visible) AS tokens,
+                   ARRAY(SELECT (SELECT coalesce(sum(k.chunks), 0) FROM {TERM_TABLE} AS k
+                                 WHERE k.term = q.term AND k.audience_key IN (SELECT audience_key FROM visible))
+                         FROM unnest(CAST(:terms AS text[])) WITH ORDINALITY AS q(term, n) ORDER BY q.n) AS counts"""),
+            {"terms": list(terms), **parameters}).one()
+        keys = tuple(row.keys) if requested.role_sets is not None else None
+        counts = {term: int(count) for term, count in zip(terms, row.counts, strict=True)}
+        stats = CorpusStats(rows=int(row.chunks), tokens=int(row.tokens), document_frequency=counts)
+        return Scope(keys=keys, role_sets=requested.role_sets), stats
+
+    def _lexical(self, connection: Connection, terms: Sequence[str], stats: CorpusStats, scope: Scope,
+                 limit: int) -> list[RetrievedChunk]:
+        """The top `limit` chunks by normalised BM25, as `SqliteIndex` ranks them; the few returned are checked
+        against their documents' roles as well."""
+        ranked = self._ranked(connection, terms, stats, scope, limit) if terms else []
+        passages = self._passages(connection, [chunk_id for chunk_id, _ in ranked], scope)
+        ceiling = stats.ceiling(terms)
+        return [_with_score(passages[chunk_id], normalised(raw, ceiling)) for chunk_id, raw in ranked
+                if chunk_id in passages]
+
+    def _ranked(self, connection: Connection, terms: Sequence[str], stats: CorpusStats, scope: Scope,
+                limit: int) -> list[tuple[str, float]]:
+        """The top `limit` (chunk id, BM25) pairs, chosen as `SqliteIndex._ranked` chooses them: over the budget,
+        candidates from the rarest terms, re-scored over the whole question; if they are too few, or under the
+        budget, every chunk the audience may see having a term of the question."""
+        selective, rest = split_by_postings(terms, stats, self._budget)
+        if rest:
+            wanted = max(limit * CANDIDATES_PER_RESULT, MIN_CANDIDATES)
+            ranked = self._top(connection, selective, stats, scope, wanted)
+            if len(ranked) >= wanted:
+                rescored = self._scored(connection, [chunk_id for chunk_id, _ in ranked], terms, stats)
+                return sorted(rescored, key=lambda pair: (-pair[1], pair[0]))[:limit]
+        present = selective + rest
+        return self._top(connection, present, stats, scope, limit) if present else []
+
+    def _top(self, connection: Connection, terms: Sequence[str], stats: CorpusStats, scope: Scope,
+             limit: int) -> list[tuple[str, float]]:
+        """The best `limit` chunks of the visible classes having any of the terms, by BM25 over those terms, ties
+        by chunk id."""
+        score, counts, parameters = bm25_sql(terms, stats)
+        classes, class_parameters = scope.classes("t")
         rows = connection.execute(text(f"""
-            WITH visible AS ({classes}),
-            lexemes AS (SELECT DISTINCT lexeme FROM unnest(tsvector_to_array(to_tsvector('english'::regconfig,
-                                                                                         :words))) AS lexeme)
-            SELECT (SELECT coalesce(array_agg(audience_key), '{{}}') FROM visible) AS keys, l.lexeme,
-                   (SELECT coalesce(sum(k.chunks), 0) FROM {TERM_TABLE} AS k
-                    WHERE k.lexeme = l.lexeme AND k.audience_key IN (SELECT audience_key FROM visible)) AS chunks
-            FROM (SELECT NULL) AS one LEFT JOIN lexemes AS l ON true"""), {"words": words, **parameters}).all()
-        keys = tuple(rows[0].keys) if requested.role_sets is not None else None
-        counts = {row.lexeme: int(row.chunks) for row in rows if row.lexeme is not None}
-        return Scope(keys=keys, role_sets=requested.role_sets), Terms(counts=counts)
+            SELECT t.chunk_id, {score} AS score FROM {CHUNK_TERMS_TABLE} AS t, {counts}
+            WHERE t.terms && CAST(:any AS text[]){classes}
+            ORDER BY score DESC, t.{BY_CHUNK_ID} LIMIT :limit"""),
+            {**parameters, **class_parameters, "any": list(terms), "limit": limit}).all()
+        return [(chunk_id, float(value)) for chunk_id, value in rows]
 
-    def _lexical(self, connection: Connection, terms: Terms, scope: Scope, limit: int) -> list[RetrievedChunk]:
-        """The top `limit` chunks by `ts_rank` over the whole question, among the candidates `_candidates_for`
-        picks; the few returned are checked against their documents' roles as well."""
-        if not terms.lexemes:
-            return []
-        selections = self._candidates_for(connection, terms, scope, limit)
-        classes, class_parameters = scope.classes("c")
-        roles, role_parameters = scope.roles("c")
-        candidates = " UNION ".join(
-            f"(SELECT c.chunk_id FROM chunks AS c WHERE c.search_vector @@ CAST(:selection_{n} AS tsquery){classes}"
-            f"{CAPPED if selection.capped else ''})"
-            for n, selection in enumerate(selections))
-        statement = text(f"""
-            WITH candidate AS ({candidates}),
-            ranked AS (
-                SELECT c.chunk_id, ts_rank('{RANK_WEIGHTS}', c.search_vector, CAST(:query AS tsquery),
-                                           {RANK_NORMALIZATION}) AS rank
-                FROM candidate JOIN chunks AS c ON c.chunk_id = candidate.chunk_id
-                ORDER BY rank DESC, {BY_CHUNK_ID} LIMIT :limit)
-            SELECT ranked.rank, {_PASSAGE_COLUMNS}
-            FROM ranked JOIN chunks AS c ON c.chunk_id = ranked.chunk_id JOIN documents AS d ON d.doc_id = c.doc_id
-            WHERE true{roles}
-            ORDER BY ranked.rank DESC, {BY_CHUNK_ID}""").columns(**_PASSAGE_TYPES)
-        rows = connection.execute(statement, {
-            **{f"selection_{n}": selection.query for n, selection in enumerate(selections)},
-            "query": any_of(terms.lexemes), "limit": limit, "budget": self._budget, **class_parameters,
-            **role_parameters})
-        return [_retrieved(row, lexical_score(row.rank)) for row in rows]
-
-    def _candidates_for(self, connection: Connection, terms: Terms, scope: Scope,
-                        limit: int) -> list["_Selection"]:
-        """Which chunks are ranked: those any of these selections match.
-
-        Every count here is of chunks the audience may see (a term's from `class_terms`, summed over the visible
-        classes; a conjunction's counted, up to one past the budget), so what is ranked never depends on a chunk
-        the audience may not see. When the question's terms match no more than the budget together, every chunk
-        matching any of them is ranked: the exact top-k, which is what every knowledge base of a few thousand
-        chunks gets. Otherwise the rarest terms (for this audience) that fit the budget select the candidates, as
-        the rare words are what a question is about; if even the rarest is too common, the chunks having the
-        rarest terms together (as few of them as bring the count within the budget), and should those be fewer
-        than `limit`, also the first `budget` chunks, by id, having one term fewer together.
-        """
-        counts = terms.counts
-        present = sorted((term for term in counts if counts[term]), key=lambda term: (counts[term], term))
-        if sum(counts.values()) <= self._budget:
-            return [_Selection(query=any_of(present or terms.lexemes))]
-        selective: list[str] = []
-        for term in present:
-            if sum(counts[chosen] for chosen in selective) + counts[term] > self._budget:
-                break
-            selective.append(term)
-        if selective:
-            return [_Selection(query=any_of(selective))]
-        together, count, broader = present[:1], counts[present[0]], None
-        for term in present[1:]:
-            if count <= self._budget:
-                break
-            broader = _Selection(query=all_of(together), capped=True)
-            together.append(term)
-            count = self._visible_matches(connection, all_of(together), scope)
-        selections = [_Selection(query=all_of(together), capped=count > self._budget)]
-        return [*selections, broader] if broader is not None and count < limit else selections
-
-    def _visible_matches(self, connection: Connection, selection: str, scope: Scope) -> int:
-        """How many chunks of the visible classes match the tsquery, counted up to one past the budget."""
-        classes, parameters = scope.classes("c")
-        return int(connection.execute(text(
-            f"SELECT count(*) FROM (SELECT 1 FROM chunks AS c WHERE c.search_vector @@ CAST(:selection AS tsquery)"
-            f"{classes} LIMIT :cap) AS hit"), {"selection": selection, "cap": self._budget + 1, **parameters}
-        ).scalar_one())
+    def _scored(self, connection: Connection, chunk_ids: Sequence[str], terms: Sequence[str],
+                stats: CorpusStats) -> list[tuple[str, float]]:
+        """These chunks' BM25 over the whole question, in no particular order."""
+        score, counts, parameters = bm25_sql(terms, stats)
+        rows = connection.execute(text(f"""
+            SELECT t.chunk_id, {score} AS score FROM {CHUNK_TERMS_TABLE} AS t, {counts}
+            WHERE t.chunk_id = ANY(:ids)"""), {**parameters, "ids": list(chunk_ids)}).all()
+        return [(chunk_id, float(value)) for chunk_id, value in rows]
 
     def _nearest(self, connection: Connection, query_vector: Sequence[float], scope: Scope,
                  limit: int) -> list[tuple[str, float]]:
@@ -317,10 +279,18 @@ class PostgresIndex:
         connection.execute(text("SELECT set_config('hnsw.ef_search', :ef, true), "
                                 "set_config('hnsw.iterative_scan', 'strict_order', true)"), {"ef": str(EF_SEARCH)})
         rows = connection.execute(text(
-            f"SELECT v.chunk_id, {distance} AS distance FROM {VECTOR_TABLE} AS v "
-            f"WHERE v.dim = {dim} AND v.model = :model{classes} ORDER BY {distance} LIMIT :limit"),
-            {"query": vector_literal(query_vector), "model": self._embedder.model_id, "limit": limit, **parameters})
-        return [(chunk_id, 1.0 - float(distance)) for chunk_id, distance in rows]
+            f"SELECT v.chunk_id, vector_send(v.embedding) FROM {VECTOR_TABLE} AS v "
+            f"WHERE v.dim = {dim} AND v.model = :model{classes} ORDER BY {distance}, v.{BY_CHUNK_ID} LIMIT :limit"),
+            {"query": vector_literal(query_vector), "model": self._embedder.model_id, "limit": limit, **parameters}
+        ).all()
+        if not rows:
+            return []
+        # pgvector's float32 distance chose the rows; their cosines are SQLite's (`vector_search.cosines`), from the
+        # vectors themselves (pgvector's binary form: two 16-bit words, then big-endian float32 values).
+        vectors = np.stack([np.frombuffer(raw, dtype=">f4", offset=4) for _, raw in rows]).astype(np.float32)
+        exact = cosines(vectors, np.asarray(query_vector, dtype=np.float32)).tolist()
+        return sorted(((chunk_id, cosine) for (chunk_id, _), cosine in zip(rows, exact, strict=True)),
+                      key=lambda hit: (-hit[1], hit[0]))
 
     def _passages(self, connection: Connection, chunk_ids: Sequence[str], scope: Scope) -> dict[str, RetrievedChunk]:
         """Chunks by id, each checked against its document's roles in this snapshot."""
@@ -332,14 +302,6 @@ class PostgresIndex:
                  f"WHERE c.chunk_id = ANY(:ids){roles}").columns(**_PASSAGE_TYPES),
             {"ids": list(chunk_ids), **parameters})
         return {row.chunk_id: _retrieved(row, 0.0) for row in rows}
-
-
-@dataclass(frozen=True, kw_only=True)
-class _Selection:
-    """A tsquery choosing chunks to rank; `capped`: only the first `budget` of them by chunk id."""
-
-    query: str
-    capped: bool = False
 
 
 @contextmanager

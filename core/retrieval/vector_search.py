@@ -12,6 +12,11 @@ their rows alone; with the mask passed in (faiss `IDSelectorBitmap`), hidden row
 When the probed lists hold fewer visible rows than asked for (a narrow audience), the search is repeated over
 every list, which is exact. sqlite-vec would keep the vectors in SQLite, but this Python's `sqlite3` cannot load
 extensions.
+
+Exact search reports each row's cosine as `cosines` computes it, as PostgreSQL does from the vectors pgvector
+returns: BLAS's float32 product ranks the rows, but rounds a row's dot product differently with the rows beside
+it, so two equal vectors could differ in the last bit and a chunk's cosine depend on the search that found it.
+The inverted file reports faiss's cosines of its 8-bit codes.
 """
 
 from typing import Any, Final, Protocol
@@ -21,7 +26,8 @@ import numpy.typing as npt
 
 Matrix = npt.NDArray[np.float32]
 Mask = npt.NDArray[np.bool_]
-Hits = tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]
+Cosines = npt.NDArray[np.float64]
+Hits = tuple[npt.NDArray[np.int64], Cosines]
 """Row numbers and their cosines, best first."""
 
 EXACT_LIMIT: Final = 20_000
@@ -32,12 +38,27 @@ TRAINING_ROWS_PER_LIST: Final = 40
 """k-means sample per list (faiss warns under 39): the sample, not every row, sets the training time."""
 
 
+def cosines(vectors: Matrix, query: Matrix) -> Cosines:
+    """The cosines of unit vectors with a unit query: the float32 values multiplied in float64 (exactly) and each
+    row summed on its own (NumPy's pairwise sum along the row), so a row's cosine never depends on the others and
+    equal vectors tie."""
+    products: Cosines = vectors.astype(np.float64) * query.astype(np.float64).reshape(1, -1)
+    summed: Cosines = products.sum(axis=1)
+    return summed
+
+
+def rounding_margin(dim: int) -> float:
+    """How far BLAS's float32 dot product of two unit vectors can lie from `cosines`' (dim float32 roundings of
+    at most one unit in the last place each, on terms summing to at most 1 in absolute value), twice over."""
+    return 2.0 * dim * float(np.finfo(np.float32).eps)
+
+
 class RowSearch(Protocol):
     def search(self, query: Matrix, *, visible: Mask | None, limit: int) -> Hits: ...
 
 
 def _no_hits() -> Hits:
-    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
 
 
 class ExactSearch:
@@ -54,9 +75,12 @@ class ExactSearch:
         # the product itself. A chunk's cosine is thus the same whoever asks.
         scores = (self._matrix @ query.reshape(-1))[rows]
         take = min(limit, rows.size)
-        top = np.argpartition(-scores, take - 1)[:take]
-        top = top[np.lexsort((rows[top], -scores[top]))]
-        return rows[top].astype(np.int64), scores[top]
+        kth = np.partition(scores, scores.size - take)[scores.size - take]
+        # Every row BLAS's rounding could have put among the best `take`, then their exact cosines rank them.
+        near = np.flatnonzero(scores >= kth - rounding_margin(query.size))
+        exact = cosines(self._matrix[rows[near]], query)
+        best = np.lexsort((rows[near], -exact))[:take]
+        return rows[near[best]].astype(np.int64), exact[best]
 
 
 def lists_for(rows: int) -> int:
@@ -115,4 +139,4 @@ class InvertedFileSearch:
             params.sel = self._faiss.IDSelectorBitmap(self._index.ntotal, self._faiss.swig_ptr(bitmap))
         scores, rows = self._index.search(query.reshape(1, -1).astype(np.float32), limit, params=params)
         found = rows[0] >= 0
-        return rows[0][found].astype(np.int64), scores[0][found].astype(np.float32)
+        return rows[0][found].astype(np.int64), scores[0][found].astype(np.float64)

@@ -1,7 +1,7 @@
 """SQLAlchemy 2 storage: tables, migrations, the audit log and the bot's small repositories.
 
-Portable across SQLite and PostgreSQL; what one of them alone has (SQLite's FTS5 tables, PostgreSQL's tsvector
-column, audience classes and pgvector tables) is created by the migrations (`core.storage.postgres`).
+Portable across SQLite and PostgreSQL; what one of them alone has (SQLite's FTS5 tables, PostgreSQL's chunk
+terms, audience classes and pgvector tables) is created by the migrations (`core.storage.postgres`).
 """
 
 from core.storage.audience_changes import AudienceChanges

@@ -1,8 +1,10 @@
-"""What only PostgreSQL has: the weighted full-text column, audience classes, pgvector's table and its indexes.
+"""What only PostgreSQL has: the chunks' index terms, audience classes, pgvector's table and its indexes.
 
-Full text. `chunks.search_vector` is a generated column, `setweight(to_tsvector('english', heading), 'A') ||
-setweight(to_tsvector('english', text), 'B')`, kept current by PostgreSQL itself on every insert, so ingestion
-writes chunks the same way on both databases. A GIN index serves `@@`.
+Full text. `chunk_terms` holds each chunk's index terms as SQLite's FTS5 index holds them (`core.text`'s stems of
+the heading path and the text, stopwords included): each distinct term once with how often it occurs (`terms`,
+`counts`), and the chunk's length in terms, written by ingestion with the chunk (`write_chunk_terms`). A GIN index
+on `terms` finds the chunks having any of a question's terms; the search computes SQLite's BM25 from these
+(`core.retrieval.postgres_index`), so both databases score with the same terms and the same numbers.
 
 Audience classes. A document's *audience class* is the set of its roles; every party of an audience either may
 see all the documents of a class or none of them. A trigger gives every chunk, as it is inserted, the key of its
@@ -13,11 +15,11 @@ Ingestion always writes a document's roles before its chunks, in the same transa
 whenever the roles change, so the key is current; the passages a search returns are checked against the roles
 once more all the same.
 
-Term counts per class. `class_terms` holds, per class and lexeme, how many chunks have it, kept by statement
-triggers on `chunks` in the writing transaction. Summed over the classes an audience may see, it is the number of
-chunks *that audience* can match with a word, read in one lookup: what the full-text search needs to choose its
-candidates (`core.retrieval.postgres_index`) without counting rows, and without any chunk the audience may not
-see weighing in.
+Statistics per class. BM25 counts the rows an audience may see, their terms, and how many of them have each
+term. Statement triggers on `chunk_terms`, in the writing transaction, keep per class its chunks and their terms
+in total (`audience_classes.chunks`, `.tokens`) and per class and term how many chunks have it (`class_terms`).
+Summed over the classes an audience may see, they are the statistics of *that audience's* rows, read in a few
+lookups: what FTS5 would count on a knowledge base holding only what the audience may see.
 
 Vectors. pgvector's `vector` type needs the extension, which many servers lack (the PostgreSQL 15 of this
 machine does). The migration creates what follows only where the extension can be had; `prepare_vectors`
@@ -35,6 +37,7 @@ another embedder's dimension can live beside them while a model is switched.
 
 import re
 import uuid
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Final
@@ -53,11 +56,9 @@ VECTOR_TABLE: Final = "chunk_vectors"
 AUDIENCE_TABLE: Final = "audience_classes"
 TERM_TABLE: Final = "class_terms"
 
-FULL_TEXT_SCHEMA: Final = (
-    """ALTER TABLE chunks ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
-        setweight(to_tsvector('english'::regconfig, heading), 'A') ||
-        setweight(to_tsvector('english'::regconfig, text), 'B')) STORED""",
-    "CREATE INDEX ix_chunks_search_vector ON chunks USING gin (search_vector)",
+CHUNK_TERMS_TABLE: Final = "chunk_terms"
+
+AUDIENCE_SCHEMA: Final = (
     f"CREATE TABLE {AUDIENCE_TABLE} (audience_key text PRIMARY KEY, roles text[] NOT NULL)",
     "ALTER TABLE chunks ADD COLUMN audience_key text",
     # The roles sorted by code point (COLLATE "C"), joined by the unit separator: any role name is safe.
@@ -77,13 +78,35 @@ FULL_TEXT_SCHEMA: Final = (
     END $$""",
     "CREATE TRIGGER chunks_audience_class BEFORE INSERT ON chunks FOR EACH ROW "
     "EXECUTE FUNCTION sourced_chunk_audience()",
+    # Chunks stored before revision 0004: the same key, computed in one statement.
+    """UPDATE chunks AS c SET audience_key = k.audience_key FROM (
+        SELECT doc_id, md5(array_to_string(array_agg(role ORDER BY role COLLATE "C"), chr(31))) AS audience_key
+        FROM document_roles GROUP BY doc_id) AS k WHERE k.doc_id = c.doc_id""",
+    f"""INSERT INTO {AUDIENCE_TABLE} (audience_key, roles)
+        SELECT DISTINCT ON (k.audience_key) k.audience_key, k.roles FROM (
+            SELECT md5(array_to_string(array_agg(role ORDER BY role COLLATE "C"), chr(31))) AS audience_key,
+                   array_agg(role ORDER BY role COLLATE "C") AS roles
+            FROM document_roles GROUP BY doc_id) AS k
+        ON CONFLICT DO NOTHING""",
+)
+"""Revision 0004's audience classes, current."""
+DROP_AUDIENCE_SCHEMA: Final = (
+    "DROP TRIGGER IF EXISTS chunks_audience_class ON chunks",
+    "DROP FUNCTION IF EXISTS sourced_chunk_audience()",
+    "ALTER TABLE chunks DROP COLUMN IF EXISTS audience_key",
+    f"DROP TABLE IF EXISTS {AUDIENCE_TABLE}",
+)
+TSVECTOR_SCHEMA: Final = (
+    """ALTER TABLE chunks ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('english'::regconfig, heading), 'A') ||
+        setweight(to_tsvector('english'::regconfig, text), 'B')) STORED""",
+    "CREATE INDEX ix_chunks_search_vector ON chunks USING gin (search_vector)",
     f"""CREATE TABLE {TERM_TABLE} (
         audience_key text NOT NULL,
         lexeme text NOT NULL,
         chunks integer NOT NULL,
         CONSTRAINT pk_{TERM_TABLE} PRIMARY KEY (lexeme, audience_key))
-        WITH (fillfactor = 50)""",  # room on each page, so a count's update stays on it (a HOT update)
-    # Per statement, with the rows it inserted or deleted: one upsert per (class, lexeme) of a document.
+        WITH (fillfactor = 50)""",
     f"""CREATE FUNCTION sourced_count_terms() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         IF TG_OP = 'INSERT' THEN
@@ -92,7 +115,7 @@ FULL_TEXT_SCHEMA: Final = (
                    unnest(tsvector_to_array(n.search_vector)) AS t(lexeme)
             WHERE n.audience_key IS NOT NULL GROUP BY 1, 2 ORDER BY 2, 1
             ON CONFLICT (lexeme, audience_key) DO UPDATE SET chunks = {TERM_TABLE}.chunks + EXCLUDED.chunks;
-        ELSIF EXISTS (SELECT 1 FROM deleted) THEN  -- a document's delete cascades here with no chunk left
+        ELSIF EXISTS (SELECT 1 FROM deleted) THEN
             UPDATE {TERM_TABLE} AS k SET chunks = k.chunks - d.chunks FROM (
                 SELECT o.audience_key, t.lexeme, count(*) AS chunks FROM deleted AS o,
                        unnest(tsvector_to_array(o.search_vector)) AS t(lexeme)
@@ -105,32 +128,72 @@ FULL_TEXT_SCHEMA: Final = (
     "FOR EACH STATEMENT EXECUTE FUNCTION sourced_count_terms()",
     "CREATE TRIGGER chunks_count_deleted AFTER DELETE ON chunks REFERENCING OLD TABLE AS deleted "
     "FOR EACH STATEMENT EXECUTE FUNCTION sourced_count_terms()",
-    # Chunks stored before this revision: the same key, computed in one statement.
-    """UPDATE chunks AS c SET audience_key = k.audience_key FROM (
-        SELECT doc_id, md5(array_to_string(array_agg(role ORDER BY role COLLATE "C"), chr(31))) AS audience_key
-        FROM document_roles GROUP BY doc_id) AS k WHERE k.doc_id = c.doc_id""",
-    f"""INSERT INTO {AUDIENCE_TABLE} (audience_key, roles)
-        SELECT DISTINCT ON (k.audience_key) k.audience_key, k.roles FROM (
-            SELECT md5(array_to_string(array_agg(role ORDER BY role COLLATE "C"), chr(31))) AS audience_key,
-                   array_agg(role ORDER BY role COLLATE "C") AS roles
-            FROM document_roles GROUP BY doc_id) AS k
-        ON CONFLICT DO NOTHING""",
     f"""INSERT INTO {TERM_TABLE} (audience_key, lexeme, chunks)
         SELECT c.audience_key, t.lexeme, count(*) FROM chunks AS c,
                unnest(tsvector_to_array(c.search_vector)) AS t(lexeme)
         WHERE c.audience_key IS NOT NULL GROUP BY 1, 2""",
 )
-DROP_FULL_TEXT_SCHEMA: Final = (
+"""Revision 0004's full text (PostgreSQL's English stems in a weighted tsvector, ranked by `ts_rank`), replaced in
+0013 by SQLite's terms and BM25; kept for the migrations that pass through 0004."""
+DROP_TSVECTOR_SCHEMA: Final = (
     "DROP TRIGGER IF EXISTS chunks_count_deleted ON chunks",
     "DROP TRIGGER IF EXISTS chunks_count_inserted ON chunks",
     "DROP FUNCTION IF EXISTS sourced_count_terms()",
     f"DROP TABLE IF EXISTS {TERM_TABLE}",
-    "DROP TRIGGER IF EXISTS chunks_audience_class ON chunks",
-    "DROP FUNCTION IF EXISTS sourced_chunk_audience()",
-    "ALTER TABLE chunks DROP COLUMN IF EXISTS audience_key",
-    f"DROP TABLE IF EXISTS {AUDIENCE_TABLE}",
     "DROP INDEX IF EXISTS ix_chunks_search_vector",
     "ALTER TABLE chunks DROP COLUMN IF EXISTS search_vector",
+)
+BM25_SCHEMA: Final = (
+    f"ALTER TABLE {AUDIENCE_TABLE} ADD COLUMN chunks bigint NOT NULL DEFAULT 0, "
+    "ADD COLUMN tokens bigint NOT NULL DEFAULT 0",
+    f"""CREATE TABLE {CHUNK_TERMS_TABLE} (
+        chunk_id varchar PRIMARY KEY REFERENCES chunks (chunk_id) ON DELETE CASCADE,
+        audience_key text NOT NULL,
+        terms text[] NOT NULL,
+        counts integer[] NOT NULL,
+        length integer NOT NULL)""",
+    f"CREATE INDEX ix_{CHUNK_TERMS_TABLE}_terms ON {CHUNK_TERMS_TABLE} USING gin (terms)",
+    f"""CREATE TABLE {TERM_TABLE} (
+        audience_key text NOT NULL,
+        term text NOT NULL,
+        chunks integer NOT NULL,
+        CONSTRAINT pk_{TERM_TABLE} PRIMARY KEY (term, audience_key))
+        WITH (fillfactor = 50)""",  # room on each page, so a count's update stays on it (a HOT update)
+    # Per statement, with the rows it inserted or deleted (a document's chunks, or their cascade from its delete):
+    # one upsert per (class, term) of a document, and one update of its class's totals.
+    f"""CREATE FUNCTION sourced_count_chunk_terms() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'INSERT' THEN
+            INSERT INTO {TERM_TABLE} (audience_key, term, chunks)
+            SELECT n.audience_key, t.term, count(*) FROM inserted AS n, unnest(n.terms) AS t(term)
+            GROUP BY 1, 2 ORDER BY 2, 1
+            ON CONFLICT (term, audience_key) DO UPDATE SET chunks = {TERM_TABLE}.chunks + EXCLUDED.chunks;
+            UPDATE {AUDIENCE_TABLE} AS a SET chunks = a.chunks + n.chunks, tokens = a.tokens + n.tokens FROM (
+                SELECT audience_key, count(*) AS chunks, sum(length) AS tokens FROM inserted GROUP BY 1) AS n
+            WHERE a.audience_key = n.audience_key;
+        ELSIF EXISTS (SELECT 1 FROM deleted) THEN
+            UPDATE {TERM_TABLE} AS k SET chunks = k.chunks - d.chunks FROM (
+                SELECT o.audience_key, t.term, count(*) AS chunks FROM deleted AS o, unnest(o.terms) AS t(term)
+                GROUP BY 1, 2) AS d
+            WHERE k.audience_key = d.audience_key AND k.term = d.term;
+            UPDATE {AUDIENCE_TABLE} AS a SET chunks = a.chunks - o.chunks, tokens = a.tokens - o.tokens FROM (
+                SELECT audience_key, count(*) AS chunks, sum(length) AS tokens FROM deleted GROUP BY 1) AS o
+            WHERE a.audience_key = o.audience_key;
+        END IF;
+        RETURN NULL;
+    END $$""",
+    f"CREATE TRIGGER chunk_terms_counted_inserted AFTER INSERT ON {CHUNK_TERMS_TABLE} "
+    "REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION sourced_count_chunk_terms()",
+    f"CREATE TRIGGER chunk_terms_counted_deleted AFTER DELETE ON {CHUNK_TERMS_TABLE} "
+    "REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION sourced_count_chunk_terms()",
+)
+"""Revision 0013's full text: the chunks' terms and the statistics of each audience class. The chunks stored
+before it are given their terms by the revision (`write_chunk_terms`)."""
+DROP_BM25_SCHEMA: Final = (
+    f"DROP TABLE IF EXISTS {CHUNK_TERMS_TABLE}",
+    "DROP FUNCTION IF EXISTS sourced_count_chunk_terms()",
+    f"DROP TABLE IF EXISTS {TERM_TABLE}",
+    f"ALTER TABLE {AUDIENCE_TABLE} DROP COLUMN IF EXISTS chunks, DROP COLUMN IF EXISTS tokens",
 )
 _CREATE_VECTOR_TABLE: Final = (
     f"""CREATE TABLE IF NOT EXISTS {VECTOR_TABLE} (
@@ -269,13 +332,36 @@ def write_pgvectors(connection: Connection, *, model: str, vectors: Sequence[tup
          for chunk_id, vector in vectors])
 
 
+def write_chunk_terms(connection: Connection, chunks: Sequence[tuple[str, Sequence[str]]]) -> None:
+    """Put (chunk id, its index terms in order) pairs into `chunk_terms`, in one statement, so its triggers count a
+    document's chunks at once. The chunks must already be written; one without an audience class is left out, as
+    no search could see it. Terms are `[a-z0-9]+`, so a space joins them safely."""
+    if not chunks:
+        return
+    counted = [(chunk_id, Counter(terms), len(terms)) for chunk_id, terms in chunks]
+    connection.execute(text(f"""
+        INSERT INTO {CHUNK_TERMS_TABLE} (chunk_id, audience_key, terms, counts, length)
+        SELECT c.chunk_id, c.audience_key, string_to_array(t.terms, ' '),
+               CAST(string_to_array(t.counts, ' ') AS integer[]), t.length
+        FROM unnest(CAST(:ids AS text[]), CAST(:terms AS text[]), CAST(:counts AS text[]),
+                    CAST(:lengths AS integer[])) AS t(chunk_id, terms, counts, length)
+        JOIN chunks AS c ON c.chunk_id = t.chunk_id
+        WHERE c.audience_key IS NOT NULL"""), {
+        "ids": [chunk_id for chunk_id, _, _ in counted],
+        "terms": [" ".join(counts) for _, counts, _ in counted],
+        "counts": [" ".join(str(n) for n in counts.values()) for _, counts, _ in counted],
+        "lengths": [length for _, _, length in counted]})
+
+
 def index_memory(connection: Connection) -> tuple[int, int]:
-    """Bytes of the server's `shared_buffers`, and of what a search reads: the chunks, documents and term counts
-    with their indexes (the GIN index among them), and every partition of the vectors with its HNSW graph."""
+    """Bytes of the server's `shared_buffers`, and of what a search reads: the chunks, documents, their terms and
+    the term counts with their indexes (the GIN index among them), and every partition of the vectors with its HNSW
+    graph."""
     row = connection.execute(text(f"""
         SELECT pg_size_bytes(current_setting('shared_buffers')) AS buffer_bytes,
                (SELECT coalesce(sum(pg_total_relation_size(oid)), 0) FROM pg_class WHERE oid IN (
-                    SELECT to_regclass(name) FROM unnest(ARRAY['chunks', 'documents', '{TERM_TABLE}']) AS name
+                    SELECT to_regclass(name) FROM unnest(ARRAY['chunks', 'documents', '{CHUNK_TERMS_TABLE}',
+                                                               '{TERM_TABLE}']) AS name
                     UNION ALL SELECT inhrelid FROM pg_inherits WHERE inhparent = to_regclass('{VECTOR_TABLE}'))
                ) AS index_bytes""")).one()
     return int(row.buffer_bytes), int(row.index_bytes)
@@ -288,7 +374,8 @@ def refresh_statistics(engine: Engine) -> None:
     if engine.dialect.name != "postgresql":
         return
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-        tables = ["chunks", TERM_TABLE, AUDIENCE_TABLE] + ([VECTOR_TABLE] if vector_schema_ready(connection) else [])
+        tables = ["chunks", CHUNK_TERMS_TABLE, TERM_TABLE, AUDIENCE_TABLE]
+        tables += [VECTOR_TABLE] if vector_schema_ready(connection) else []
         connection.execute(text(f"ANALYZE {', '.join(tables)}"))
 
 

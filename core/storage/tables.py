@@ -2,7 +2,7 @@
 
 Rows never leave `core.storage` and `core.retrieval`: repositories hand out frozen dataclasses, so the domain
 stays free of the ORM. What one database alone has is created by the migrations, not declared here: SQLite's
-full-text tables (`chunks_fts`, `chunks_fts_vocab`), and PostgreSQL's `chunks.search_vector` column and pgvector
+full-text tables (`chunks_fts`, `chunks_fts_vocab`), and PostgreSQL's chunk terms, audience classes and pgvector
 tables (`core.storage.postgres`).
 """
 

@@ -10,7 +10,7 @@ from sqlalchemy import Engine, text
 
 from core.domain import Audience, Party
 from core.eval.bench_corpus import write_corpus
-from core.retrieval import IndexUnavailable, Ingestor, SqliteIndex
+from core.retrieval import IndexUnavailable, Ingestor, SqliteIndex, bm25
 from core.retrieval import index as index_module
 from core.storage import make_engine, migrate
 from tests.kb_views import visible_copy
@@ -207,11 +207,11 @@ def reference_search(engine: Engine, question: str, *, limit: int, budget: int) 
     """The ranking rule computed by FTS5 itself in SQL on a database holding only what the audience may see:
     `bm25()`, candidates from the rarest terms over the budget, re-scored by `bm25()` over the whole query; equal
     scores in chunk-id order (as on PostgreSQL)."""
-    terms = index_module.query_terms(question)
+    terms = bm25.query_terms(question)
     with engine.connect() as connection:
         rows = connection.execute(text("SELECT count(*) FROM chunks_fts")).scalar_one()
         vocab = dict(connection.execute(text("SELECT term, doc FROM chunks_fts_vocab")).all())
-        stats = index_module.CorpusStats(rows=rows, tokens=0, document_frequency={t: vocab.get(t, 0) for t in terms})
+        stats = bm25.CorpusStats(rows=rows, tokens=0, document_frequency={t: vocab.get(t, 0) for t in terms})
 
         def ranked(match: Sequence[str], top: int) -> list[tuple[int, float]]:
             found = connection.execute(text(
@@ -220,9 +220,9 @@ def reference_search(engine: Engine, question: str, *, limit: int, budget: int) 
                 {"match": index_module.match_expression(match), "top": top}).all()
             return [(int(rowid), float(score)) for rowid, score in found]
 
-        selective, rest = index_module.split_by_postings(terms, stats, budget)
+        selective, rest = bm25.split_by_postings(terms, stats, budget)
         best: list[tuple[int, float]] = []
-        wanted = max(limit * index_module.CANDIDATES_PER_RESULT, index_module.MIN_CANDIDATES)
+        wanted = max(limit * bm25.CANDIDATES_PER_RESULT, bm25.MIN_CANDIDATES)
         candidates = ranked(selective, wanted) if rest else []
         if rest and len(candidates) >= wanted:
             rowids = ", ".join(str(rowid) for rowid, _ in candidates)
@@ -253,7 +253,7 @@ def test_the_in_memory_ranking_is_fts5s_own_on_what_each_audience_may_see_for_ev
                for n, role_sets in enumerate(audiences)}
     questions = [*corpus.queries[:30], "records", "annual leave limits", "zorblax policy"]
     compared = 0
-    for budget in (index_module.POSTING_BUDGET, 40, 1):
+    for budget in (bm25.POSTING_BUDGET, 40, 1):
         index = SqliteIndex(sqlite_engine, posting_budget=budget)
         for question in questions:
             for role_sets in audiences:

@@ -16,8 +16,8 @@ once (a handful per knowledge base), by one embedder that embeds each text once;
 question, the audience and the knowledge base. SQLite runs 500 examples. PostgreSQL runs 120 (about 30 s more):
 each visible set there is a database of its own on the suite's server (copied from the migrated template, then
 ingested with pgvector), and each question takes several round trips, so 500 would add minutes to the suite; its
-scores carry no corpus statistic that could leak (`ts_rank` and per-class counts), and 120 examples reach every
-audience class of the generated knowledge bases. Its HNSW graphs are approximate, but these partitions hold
+BM25 statistics are sums over the classes the audience may see, each class's kept apart, and 120 examples reach
+every audience class of the generated knowledge bases. Its HNSW graphs are approximate, but these partitions hold
 fewer rows than `hnsw.ef_search`, so the walk is exhaustive and the comparison exact.
 """
 

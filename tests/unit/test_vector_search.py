@@ -52,3 +52,17 @@ def test_a_narrow_audience_gets_its_few_rows_from_the_inverted_file(vectors: Mat
     rows, _ = inverted_file.search(vectors[0], visible=visible, limit=30)
 
     assert sorted(rows) == [5, 1500, 3999]
+
+
+def test_equal_vectors_get_the_same_cosine_wherever_they_are_and_come_in_row_order(vectors: Matrix) -> None:
+    """BLAS rounds a row's product differently with the rows beside it; the reported cosine is the row's own."""
+    rows = [7, 1001, 2502, 3999]
+    copied = vectors.copy()
+    copied[rows] = normalise(np.random.default_rng(5).standard_normal((1, DIM), dtype=np.float32))
+    query = normalise(copied[7:8] + 0.2 * vectors[2:3])[0]
+
+    for limit in (len(rows), 2):  # the cut falls among the equal rows: the first ones by row are kept
+        found, scores = ExactSearch(copied).search(query, visible=None, limit=limit)
+        assert list(found) == rows[:limit]
+        assert len(set(scores.tolist())) == 1
+    assert ExactSearch(copied[[3999, 2502]]).search(query, visible=None, limit=1)[1][0] == scores[0]

@@ -37,7 +37,7 @@ def upgrade() -> None:
     bind = op.get_bind()
     if bind.dialect.name != "postgresql":
         return
-    for statement in postgres.FULL_TEXT_SCHEMA:
+    for statement in (*postgres.AUDIENCE_SCHEMA, *postgres.TSVECTOR_SCHEMA):
         op.execute(statement)
     if postgres.installed_pgvector(bind) or postgres.pgvector_available(bind):
         _vector_schema(bind)
@@ -60,7 +60,7 @@ def downgrade() -> None:
     bind = op.get_bind()
     if bind.dialect.name == "postgresql":
         postgres.drop_vector_schema(bind)
-        for statement in postgres.DROP_FULL_TEXT_SCHEMA:
+        for statement in (*postgres.DROP_TSVECTOR_SCHEMA, *postgres.DROP_AUDIENCE_SCHEMA):
             op.execute(statement)
     with op.batch_alter_table("processed_events") as batch:
         for column in ("payload", "holder", "lease_until", "done_at"):

@@ -39,7 +39,8 @@ from core.config import (
     load_config,
     parse_duration,
 )
-from core.connectors.build import install_command, missing_requirements
+from core.connectors.build import missing_requirements
+from core.install import install_command, install_extra
 from core.llm.reader import ReaderUnavailable
 from core.retrieval.embeddings import (
     INSTALL_SEMANTIC,
@@ -333,7 +334,7 @@ def matcher(installation: Installation) -> Check | None:
 def reader(installation: Installation) -> Check:
     found = installation.reader
     if isinstance(found, Exception):
-        return error("reader", str(found), "pip install 'sourced[semantic]', or correct SOURCED_READER_PATH")
+        return error("reader", str(found), f"{install_extra('semantic')}, or correct SOURCED_READER_PATH")
     if found is None:
         return ok("reader", "none: answerability from today's features (SOURCED_READER=bundled reads with our "
                   "cross-encoder)", name=None)
@@ -369,7 +370,7 @@ def _local_model(settings: Settings) -> Check:
     path = settings.model_path
     if importlib.util.find_spec("xllamacpp") is None:
         return error("answer model", "llama-cpp: the package 'xllamacpp' is not installed; the local model runs on it",
-                     "pip install 'sourced[local]'", kind="llama-cpp")
+                     install_extra("local"), kind="llama-cpp")
     if path is None or not path.is_file():
         return error("answer model", f"llama-cpp: no GGUF file at {path}", "set SOURCED_MODEL_PATH to a .gguf file",
                      kind="llama-cpp")

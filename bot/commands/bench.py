@@ -15,6 +15,7 @@ from rich.table import Table
 
 from bot.commands.common import report_console
 from core.eval.bench import BenchOptions, BenchResult, bench_isolated
+from core.install import install_extra
 from core.retrieval.embeddings import EmbedderUnavailable, MiniLmEmbedder
 
 DEFAULT_SIZES: Final = (10_000, 100_000)
@@ -38,8 +39,8 @@ def register(subparsers: Any) -> None:
         description="Generate a knowledge base of N chunks (policy-like text, headings, mixed audiences), "
                     "ingest it into a temporary SQLite database (and with --database into a PostgreSQL one) and "
                     "time retrieval and `ask` on the default model over 200 fixed questions, beside rank_bm25 on "
-                    "the same chunks. Each N and database runs in a fresh process. Needs the `bench` extra: pip "
-                    "install 'sourced[bench]'.")
+                    "the same chunks. Each N and database runs in a fresh process. Needs the `bench` extra "
+                    "(`make check` installs it).")
     parser.add_argument("--chunks", type=_size, nargs="+", default=list(DEFAULT_SIZES), metavar="N",
                         help="knowledge-base sizes in chunks (default: 10000 100000; e.g. 1000000)")
     parser.add_argument("--embedder", choices=("none", "minilm"), default="none",
@@ -71,7 +72,7 @@ def _size(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("rank_bm25") is None:
-        print("sourced bench: the peer is missing; install the extra: pip install 'sourced[bench]'",
+        print(f"sourced bench: the peer is missing; install the bench extra: {install_extra('bench')}",
               file=sys.stderr)
         return 2
     if args.embedder == "minilm":

@@ -10,12 +10,12 @@ them fails in one line that gives the command installing them into this very Pyt
 import importlib
 import importlib.util
 import os
-import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from core.config import ConfigError, ConnectorEntry
 from core.connectors.port import Connector, ConnectorError
+from core.install import install_command
 
 
 def build_connector(entry: ConnectorEntry, environ: Mapping[str, str] | None = None) -> Connector:
@@ -41,12 +41,6 @@ def libraries_missing(entry: ConnectorEntry) -> str | None:
 def missing_requirements(entry: ConnectorEntry) -> list[str]:
     """The pip requirements of the entry's client libraries that this Python cannot import."""
     return [requirement for module, requirement in entry.libraries if not _importable(module)]
-
-
-def install_command(requirements: Sequence[str]) -> str:
-    """`PYTHON -m pip install REQUIREMENT...` for the interpreter running this process, whatever venv or image
-    it lives in. Never `pip install 'sourced[connectors]'`: a project of that name on PyPI is another one."""
-    return " ".join([shlex.quote(sys.executable), "-m", "pip", "install", *map(shlex.quote, requirements)])
 
 
 def _importable(module: str) -> bool:

@@ -34,9 +34,9 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from core.config import ConfluenceEntry
-from core.connectors.build import install_command
 from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef
 from core.documents.formats import CONFLUENCE_STORAGE
+from core.install import install_command
 
 PAGE_SIZE: Final = 50
 OVERLAP_MINUTES: Final = 10

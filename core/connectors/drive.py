@@ -28,10 +28,10 @@ from datetime import date, datetime
 from typing import Any, Final
 
 from core.config import DriveEntry
-from core.connectors.build import install_command
 from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef, ItemUnreadable
 from core.documents.formats import BY_MEDIA_TYPE
 from core.domain.errors import SourceError
+from core.install import install_command
 
 SCOPES: Final = ("https://www.googleapis.com/auth/drive.readonly",
                  "https://www.googleapis.com/auth/admin.directory.group.member.readonly")

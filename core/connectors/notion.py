@@ -28,7 +28,6 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from core.config import NotionEntry
-from core.connectors.build import install_command
 from core.connectors.port import Access, Changes, ConnectorError, Item, ItemRef
 from core.documents.model import (
     Block,
@@ -43,6 +42,7 @@ from core.documents.model import (
     Table,
     Text,
 )
+from core.install import install_command
 
 PAGE_SIZE: Final = 100
 DEFAULT_API_URL: Final = "https://api.notion.com"

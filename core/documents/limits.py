@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Final
 
 from core.domain.errors import SourceError
+from core.install import install_extra
 
 MAX_UNPACKED_BYTES: Final = 200_000_000
 """What an Office file (a zip) may unpack to in all: a 300-page report with its images is tens of megabytes."""
@@ -28,7 +29,7 @@ class FormatSupportMissing(Unreadable):
 
     def __init__(self, suffix: str, library: str) -> None:
         super().__init__(f"reading {suffix} files needs {library!r}, which is not installed: "
-                         f"pip install 'sourced[formats]'")
+                         f"{install_extra('formats')}")
 
 
 def check_zip(path: Path, kind: str) -> None:

@@ -23,6 +23,7 @@ from typing import Any, Final, Self
 
 from core.application.ports import GenerationRequest
 from core.domain.errors import OperatorError
+from core.install import install_extra
 from core.llm.openai_compat import (
     OpenAICompatModel,
     OpenAICompatRewriter,
@@ -132,7 +133,7 @@ def _import_xllamacpp() -> Any:
         import xllamacpp  # type: ignore[import-untyped]  # noqa: PLC0415  # compiled, without type information
     except ImportError as error:
         raise LocalModelError(
-            "SOURCED_MODEL=llama-cpp needs the local extra: pip install 'sourced[local]'") from error
+            f"SOURCED_MODEL=llama-cpp needs the local extra: {install_extra('local')}") from error
     return xllamacpp
 
 

@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from core.application.ports import ReadPassage
 from core.domain.errors import OperatorError
+from core.install import install_extra
 
 MAX_TOKENS: Final = 128
 """Question and statement together; longer statements lose their context first (see `pair_text`)."""
@@ -50,7 +51,7 @@ class OnnxReader:
             from tokenizers import Tokenizer  # noqa: PLC0415  # optional extra: fail here, with the advice below
         except ImportError as error:
             raise ReaderUnavailable(f"{error}; the reader needs the semantic extra: "
-                                    "pip install 'sourced[semantic]'") from error
+                                    f"{install_extra('semantic')}") from error
         self._model_file = folder / MODEL_FILE if folder.is_dir() else folder
         tokenizer_file = self._model_file.parent / TOKENIZER_FILE
         for needed in (self._model_file, tokenizer_file):
@@ -90,7 +91,7 @@ class OnnxReader:
                 try:
                     import onnxruntime  # noqa: PLC0415
                 except ImportError as error:
-                    raise ReaderUnavailable(f"{error}; pip install 'sourced[semantic]'") from error
+                    raise ReaderUnavailable(f"{error}; {install_extra('semantic')}") from error
                 options = onnxruntime.SessionOptions()
                 options.intra_op_num_threads = self._threads
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")

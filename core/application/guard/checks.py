@@ -582,7 +582,8 @@ def _flipped_polarity(claim_text: str, evidence: str, *, said: str = "", referen
     """The claim denies what its quote affirms, or the reverse: their negations differ in number. A clause read
     more than once (a list's lead-in, repeated before each quoted item) counts once; the clauses of `said` (a
     heading read as the lead-in) count whether the claim restates them or not; those of `referent` (what the
-    quote's opening "this" stands for) when the claim restates them in its place."""
+    quote's opening "this" stands for, or the sentences a quoted table row is said under) when the claim
+    restates them in its place."""
     used = list(dict.fromkeys([*_used_clauses(claim_text, evidence), *facts.clauses(said),
                                *_restated_clauses(claim_text, referent)]))
     claimed, stated = facts.negations(claim_text), sum(facts.negations(clause) for clause in used)

@@ -425,13 +425,15 @@ def test_a_sentence_that_points_back_states_its_value_with_the_quoted_sentence_b
 
 
 def test_what_a_quote_says_to_its_reader_is_not_said_of_a_name_however_the_asker_named_it() -> None:
-    text = ("You'll be given a monthly limit of $300 on Cardly for software and books. Ask for increases in "
-            "Cardly.\n\nBlock out your calendar in Calendo when you are away.")
+    text = ("You'll be given a monthly limit of $300 for software and books. Ask for increases in Cardly.\n\n"
+            "Block out your calendar in Calendo when you are away.")
     cards = chunk("spend#cards", text, doc_id="spend", title="Spending", heading="Spending > Cards").chunk
-    limit = "You'll be given a monthly limit of $300 on Cardly for software and books."
-    passes("Employees are given a monthly limit of $300 on Cardly for software and books.", cards, limit)
+    limit = "You'll be given a monthly limit of $300 for software and books."
+    passes("Employees are given a monthly limit of $300 for software and books.", cards, limit)
     assert "reader" in refused("Cardly is given a monthly limit of $300 for software and books.", cards, limit,
                                question="what's my monthly cardly limit?", organisation=("Acme",))
     block = "Block out your calendar in Calendo when you are away."
     passes("Team members should block out their calendar in Calendo when they are away.", cards, block)
-    assert "reader" in refused("Calendo should block out your calendar when you are away.", cards, block)
+    # an instruction made passive: its own word becomes the subject
+    passes("Your Calendo calendar should be blocked out when you are away.", cards, block)
+    assert "reader" in refused("Cardly should block out your calendar in Calendo when you are away.", cards, block)

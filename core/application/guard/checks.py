@@ -834,14 +834,15 @@ def _named_reader(claim_text: str, anchor: Anchor, context: QuoteContext, asking
     """A quote that speaks to its reader ("You'll be assigned a limit of $5,000", "Block out your calendar") says
     nothing of a name its source uses for something else: "Brex is assigned a limit of $5,000" quoting it gives
     the reader's rule to a tool, however the asker named the tool. The claim may name the reader by a common
-    word ("Employees", "the comms lead") or by the organisation's name."""
+    word ("Employees", "the comms lead") or by the organisation's name, and make a word of the quoted sentence
+    its subject ("A Secret is treated as leaked" for "Treat a Secret as leaked": an instruction made passive)."""
     sentence = _quoted_sentences(anchor)
     opening = words(_without_opening(facts.clauses(sentence, scopes=False)[0])) if sentence.strip() else []
     if not opening or not (opening[0] in _SECOND_PERSON or _instructs(sentence)):
         return None
     subject = [word for word in _claimed_subject(claim_text, "") if word not in STOPWORDS]
     source = f"{anchor.chunk.text}\n{context.before}\n{context.introduction}"
-    others = capitalised_names(source) - asking.organisation_words
+    others = capitalised_names(source) - asking.organisation_words - set(words(sentence))
     if subject and all(word in others for word in subject):
         return f"the claim gives {subject} what the quote says to its reader"
     return None

@@ -437,3 +437,23 @@ def test_what_a_quote_says_to_its_reader_is_not_said_of_a_name_however_the_asker
     # an instruction made passive: its own word becomes the subject
     passes("Your Calendo calendar should be blocked out when you are away.", cards, block)
     assert "reader" in refused("Cardly should block out your calendar in Calendo when you are away.", cards, block)
+
+
+def test_a_subject_taken_from_a_channel_name_is_another_subject() -> None:
+    text = ("If your badge stops working, ask Facilities in #team-building-ops. Facilities will decide whether the "
+            "badge is reset or replaced.")
+    badges = chunk("office#badges", text, doc_id="office", title="Office", heading="Office > Badges").chunk
+    quote = "Facilities will decide whether the badge is reset or replaced."
+    passes("Facilities decides whether a broken badge is reset or replaced.", badges, quote)
+    assert "the claim gives" in refused("Team will decide whether the badge is reset or replaced.", badges, quote)
+
+
+def test_an_instruction_with_a_condition_speaks_to_its_reader() -> None:
+    text = ("Cards are issued by Ledgerly. Pay with your Cardly card if\n\n- the meal is over $40, and\n"
+            "- a client is present.")
+    meals = chunk("spend#meals", text, doc_id="spend", title="Spending", heading="Spending > Meals").chunk
+    quote = "Pay with your Cardly card if\n\n- the meal is over $40, and\n- a client is present."
+    passes("Employees pay with their Cardly card if the meal is over $40 and a client is present.", meals, quote,
+           organisation=("Acme",))
+    assert "reader" in refused("Ledgerly should pay with the Cardly card if the meal is over $40 and a client is "
+                               "present.", meals, quote, organisation=("Acme",))

@@ -800,21 +800,23 @@ def _question_in_place_of_quote(claim_text: str, anchor: Anchor) -> str | None:
 
 
 def _swapped_subject(claim_text: str, anchor: Anchor, context: QuoteContext) -> str | None:
-    """The claim's subject is another one its source names outside the quoted sentences (in the chunk or the
-    quote's context), where the quote states a subject of its own that the claim leaves out: "Managers get 25
-    days" quoting "Employees get 25 days" after a sentence on managers, a table row's value given another row's
-    key. A word of the quoted sentence may become the subject ("Items can be returned" for "Customers may return
-    items"): words alone cannot tell a passive from a swap, and the overlap rules read those; but a passive moves
-    the word, and a claim that says it where the quote does and again as its subject ("Team are paid from your
-    team's budget" quoting "Flights are paid from your team's budget") has taken a new one, unless it is the
-    word of the question the quote replies to (`_question_in_place_of_quote` judges those). Context
-    says what "it", "this" or "we" stand for, never whom a value belongs to instead; a claim's own word for the
-    subject, one its source never uses, is for the overlap and meaning rules to judge."""
+    """The claim's subject is another one its source names outside the quoted sentences (in the chunk or the quote's
+    context, a part of a hyphenated name too: "Team" in "#team-it-help"), where the quote states a subject of its
+    own that the claim leaves out: "Managers get 25 days" quoting "Employees get 25 days" after a sentence on
+    managers, a table row's value given another row's key. A word of the quoted sentence may become the subject
+    ("Items can be returned" for "Customers may return items"): words alone cannot tell a passive from a swap, and
+    the overlap rules read those; but a passive moves the word, and a claim that says it where the quote does and
+    again as its subject ("Team are paid from your team's budget" quoting "Flights are paid from your team's
+    budget") has taken a new one, unless it is the word of the question the quote replies to
+    (`_question_in_place_of_quote` judges those). Context says what "it", "this" or "we" stand for, never whom a
+    value belongs to instead; a claim's own word for the subject, one its source never uses, is for the overlap and
+    meaning rules to judge."""
     subject = [word for word in _claimed_subject(claim_text, "") if word not in STOPWORDS]
     claimed = {stem(word) for word in subject}
     quoted = set(content_stems(_quoted_sentences(anchor)))
-    named = set(content_stems(f"{anchor.chunk.text}\n{context.text}"))
-    names = _names(claim_text, f"{anchor.chunk.text}\n{context.text}")
+    source = f"{anchor.chunk.text}\n{context.text}"
+    named = set(content_stems(source)) | {stem(part) for part in _word_parts(source)}
+    names = _names(claim_text, source)
     said_times = Counter(stem(word) for word in words(claim_text))
     quoted_times = Counter(content_stems(_quoted_sentences(anchor)))
     asked = set(content_stems(" ".join([context.question, *(_asked_and_own(anchor, s)[0] for s in anchor.statements)])))
@@ -837,8 +839,9 @@ def _named_reader(claim_text: str, anchor: Anchor, context: QuoteContext, asking
     word ("Employees", "the comms lead") or by the organisation's name, and make a word of the quoted sentence
     its subject ("A Secret is treated as leaked" for "Treat a Secret as leaked": an instruction made passive)."""
     sentence = _quoted_sentences(anchor)
-    opening = words(_without_opening(facts.clauses(sentence, scopes=False)[0])) if sentence.strip() else []
-    if not opening or not (opening[0] in _SECOND_PERSON or _instructs(sentence)):
+    first = _without_opening(facts.clauses(sentence, scopes=False)[0]) if sentence.strip() else ""
+    opening = words(first)
+    if not opening or not (opening[0] in _SECOND_PERSON or _instructs(first)):
         return None
     subject = [word for word in _claimed_subject(claim_text, "") if word not in STOPWORDS]
     source = f"{anchor.chunk.text}\n{context.before}\n{context.introduction}"

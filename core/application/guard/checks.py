@@ -134,9 +134,10 @@ _OPENERS: Final = frozenset({"however", "instead", "otherwise", "also", "therefo
 _OPENING: Final = re.compile(r"^\W*((?:\w+\s+){0,2}\w+),\s+")
 """A short phrase a sentence opens with before a comma ("For example, ", "In the UK, "): no subject."""
 _YEAR: Final = re.compile(r"(?:19|20)\d\d")
-_LIGHT_VERBS: Final = frozenset({"give", "get", "make", "take"})
-"""Verbs that carry no fact of their own, only the noun after them does ("gives guidance" for "provide guidance"):
-one of them elsewhere in the chunk is a paraphrase's word, not a word taken from another sentence."""
+_LIGHT_VERBS: Final = frozenset({"give", "gave", "given", "make", "made", "take", "took", "taken"})
+"""The stems of verbs that carry no fact of their own, only the noun after them does ("gives guidance" for "provide
+guidance"): one of them elsewhere in the chunk is a paraphrase's word, not a word taken from another sentence
+("get" is a stopword already)."""
 _CAPITALISED: Final = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:[-'][A-Za-z0-9]+)*\b")
 
 
@@ -507,9 +508,9 @@ def _uncovered(claim_text: str, anchor: Anchor, similarity: "_Similarity", conte
 def _named_kinds(claim_text: str, evidence: str, outside: str) -> set[str]:
     """What kind of thing a quoted name is, where the chunk says it right after the name as the claim does ("P1
     ticket" for a row "| P1 | 15 minutes |" of a chunk that writes "P1 tickets"): the name's noun, not a fact
-    taken from another sentence. A name here is a word written with a capital or a digit."""
-    quoted = set(words(evidence))
-    named = {word.casefold() for word in re.findall(r"\b\w*[A-Z0-9]\w*\b", claim_text)} & quoted
+    taken from another sentence. A name here is a code ("P1", "SUP") or a word the claim capitalises mid-sentence."""
+    codes = {word.casefold() for word in re.findall(r"\b\w*(?:\d|[A-Z]{2})\w*\b", claim_text)}
+    named = (codes | capitalised_names(claim_text)) & set(words(evidence)) - STOPWORDS
     pairs = {(first, stem(second)) for first, second in itertools.pairwise(words(outside))}
     return {stem(second) for first, second in itertools.pairwise(words(claim_text))
             if first in named and (first, stem(second)) in pairs}

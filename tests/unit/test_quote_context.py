@@ -457,3 +457,15 @@ def test_an_instruction_with_a_condition_speaks_to_its_reader() -> None:
            organisation=("Acme",))
     assert "reader" in refused("Ledgerly should pay with the Cardly card if the meal is over $40 and a client is "
                                "present.", meals, quote, organisation=("Acme",))
+
+
+def test_whom_a_heading_addresses_may_be_named_for_the_reader_a_tool_it_names_may_not() -> None:
+    porter = chunk("night#porter", "Spare keys come from Facilities. Lock the side door at 22:00.", doc_id="night",
+                   title="Night Shift", heading="Night Shift > What does the Night Porter do?").chunk
+    quote = "Lock the side door at 22:00."
+    passes("The Night Porter locks the side door at 22:00.", porter, quote, organisation=("Acme",))
+    assert "reader" in refused("Facilities should lock the side door at 22:00.", porter, quote, organisation=("Acme",))
+    booking = chunk("leave#booking", "Block out your calendar for the days you are away. Days are booked in Leavely.",
+                    doc_id="leave", title="Leave", heading="Leave > How to book time off in Leavely").chunk
+    assert "reader" in refused("Leavely should block out your calendar for the days you are away.", booking,
+                               "Block out your calendar for the days you are away.", organisation=("Acme",))

@@ -117,6 +117,8 @@ _REFERRING_PRONOUNS: Final = frozenset({"they", "it", "he", "she", "this", "thes
 _REFERRING: Final = _REFERRING_PRONOUNS | FIRST_PERSON | frozenset(
     {"that", "them", "its", "their", "his", "her", "him", "such", "here", "there", "you", "your"})
 """Words that stand for something said elsewhere: a claim may say what they stand for in their place."""
+_PLACING: Final = frozenset({"in", "on", "with", "via", "using", "through", "by", "to", "from", "into", "at"})
+"""Prepositions after which a heading names a tool or a place, not whom it addresses."""
 _SECOND_PERSON: Final = frozenset({"you", "you'll", "you're", "you've", "you'd", "your"})
 _FIRST_PERSON_SPAN: Final = 3
 _ROW_CELLS: Final = 3
@@ -837,8 +839,9 @@ def _named_reader(claim_text: str, anchor: Anchor, context: QuoteContext, asking
     """A quote that speaks to its reader ("You'll be assigned a limit of $5,000", "Block out your calendar") says
     nothing of a name its source uses for something else: "Brex is assigned a limit of $5,000" quoting it gives
     the reader's rule to a tool, however the asker named the tool. The claim may name the reader by a common
-    word ("Employees", "the comms lead") or by the organisation's name, and make a word of the quoted sentence
-    its subject ("A Secret is treated as leaked" for "Treat a Secret as leaked": an instruction made passive)."""
+    word ("Employees"), by the organisation's name or by whom its heading addresses ("What does the Comms Lead
+    do?"), and make a word of the quoted sentence its subject ("A Secret is treated as leaked" for "Treat a
+    Secret as leaked": an instruction made passive)."""
     sentence = _quoted_sentences(anchor)
     first = _without_opening(facts.clauses(sentence, scopes=False)[0]) if sentence.strip() else ""
     opening = words(first)
@@ -846,10 +849,18 @@ def _named_reader(claim_text: str, anchor: Anchor, context: QuoteContext, asking
         return None
     subject = [word for word in _claimed_subject(claim_text, "") if word not in STOPWORDS]
     source = f"{anchor.chunk.text}\n{context.before}\n{context.introduction}"
-    others = capitalised_names(source) - asking.organisation_words - set(words(sentence))
+    others = capitalised_names(source) - asking.organisation_words - set(words(sentence)) \
+        - _addressed(anchor.chunk.passage.heading)
     if subject and all(word in others for word in subject):
         return f"the claim gives {subject} what the quote says to its reader"
     return None
+
+
+def _addressed(heading: str) -> set[str]:
+    """The words of a heading path but those after a preposition: "What does the Comms Lead do?" and "Guidelines
+    for Comms Leads" address the comms lead; "How to book time off in PTO" names a tool."""
+    tokens = words(heading.replace(" > ", ". "))
+    return {word for before, word in zip(["", *tokens], tokens, strict=False) if before not in _PLACING}
 
 
 def _own_subjects(anchor: Anchor, statement: Statement) -> list[set[str]]:

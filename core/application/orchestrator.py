@@ -31,6 +31,7 @@ from core.application.audit import (
     user_reference,
 )
 from core.application.guard.answer_text import answer_text
+from core.application.guard.asked_value import NO_ASKED_VALUE, unstated_asked_value
 from core.application.guard.checks import (
     Anchor,
     ClaimSupport,
@@ -506,9 +507,13 @@ class Orchestrator:
             return self._refuse("unsupported_claim", evidence, owner=owner)
 
     def _unanswering_claim(self, question: str, anchors: Sequence[Anchor], evidence: Evidence) -> str | None:
-        """Why the claims' quotes, true as they are, do not answer this question: the ranker puts every one far
-        below the best answer (unless the model quotes the ranker's own choice), or the reader scores one below
-        its floor. None when they answer, as far as the checks configured can tell."""
+        """Why the claims' quotes, true as they are, do not answer this question: none states the kind of value
+        the question asks for, or the ranker puts every one far below the best answer (unless the model quotes
+        the ranker's own choice), or the reader scores one below its floor. None when they answer, as far as the
+        checks configured can tell."""
+        asked = None if self._model.quotes_the_ranking else unstated_asked_value(question, anchors)
+        if asked is not None:
+            return f"{NO_ASKED_VALUE} ({asked})"
         assessment = evidence.assessment
         if not self._model.quotes_the_ranking and assessment is not None:
             gaps = evidence.claim_rank_gaps = tuple(claim_rank_gaps(anchors, assessment))

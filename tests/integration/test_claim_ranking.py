@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from core.application.answerability.model import AnswerabilityModel, shipped_model
+from core.application.guard.asked_value import NO_ASKED_VALUE
 from core.application.guard.claim_ranking import RANKED_FAR_BELOW
 from core.application.orchestrator import AnswerabilityGate, Question
 from core.application.ports import AnswerModel
@@ -26,7 +27,8 @@ from core.llm.openai_compat import OpenAICompatModel
 STAFF = Principal(user_id="U1", roles=frozenset({EVERYONE}))
 QUESTION = "How many weeks of parental leave do new parents get at full pay?"
 ANSWER = "New parents get 18 weeks of parental leave at full pay."
-OTHER = "The office kitchen is restocked with coffee beans every Tuesday morning."
+OTHER = "The office kitchen is restocked with 12 bags of coffee beans every Tuesday morning."
+BIKES = "Bike racks are in the basement garage beside the lifts."
 PAGE = f"""\
     ---
     id: people-handbook
@@ -36,7 +38,7 @@ PAGE = f"""\
     ---
     # People Handbook
     ## Leave and office life
-    {ANSWER} {OTHER} Bike racks are in the basement garage beside the lifts.
+    {ANSWER} {OTHER} {BIKES}
     """
 
 
@@ -108,6 +110,18 @@ def test_a_true_sentence_that_answers_another_question_is_refused(answering: tup
     assert evidence.detail is not None and evidence.detail.startswith(RANKED_FAR_BELOW)
     [gap] = evidence.claim_rank_gaps
     assert gap is not None and gap > shipped_margin()
+
+
+def test_a_true_sentence_without_the_value_the_question_asks_for_is_refused(answering: tuple[Sourced, Script]
+                                                                           ) -> None:
+    """"How many weeks" asks for a count: a sentence that states none answers something else, however it ranks."""
+    sourced, script = answering
+    script.sentences = (BIKES,)
+
+    outcome, evidence = ask(sourced)
+
+    assert isinstance(outcome, Refused) and outcome.kind == "unsupported_claim"
+    assert evidence.detail == f"{NO_ASKED_VALUE} (count)"
 
 
 def test_the_sentence_that_answers_is_kept(answering: tuple[Sourced, Script]) -> None:

@@ -1,5 +1,5 @@
 """The ranking check's reading of an assessment: how far below the best candidate each claim's quote ranks, and
-whether an answer rests on a statement near the best."""
+whether an answer rests on a statement near the best; and the asked value's check beside it."""
 
 import math
 
@@ -7,6 +7,7 @@ import pytest
 
 from core.application.answerability.followups import new_words_first
 from core.application.answerability.model import shipped_model
+from core.application.guard.asked_value import unstated_asked_value
 from core.application.guard.checks import Anchor
 from core.application.guard.claim_ranking import claim_rank_gaps, rests_on_an_answer
 from core.application.language.quotes import Span, spanned, statements
@@ -86,3 +87,15 @@ def test_the_margin_belongs_to_the_rankers_it_was_fitted_on() -> None:
     one scale is never applied on another."""
     assert all(shipped_model(semantic=semantic).claim_rank_margin is not None for semantic in (True, False))
     assert all(shipped_model(semantic=semantic, reading=True).claim_rank_margin is None for semantic in (True, False))
+
+
+def test_a_question_that_asks_for_a_value_needs_a_quote_that_states_one() -> None:
+    desk = fakes.chunk("desk#loans", "Loan laptops are collected from the IT desk on the second floor. A loan lasts up "
+                 "to 14 days.", doc_id="desk", title="IT", heading="IT > Loans").chunk
+    where = quoting(desk, "Loan laptops are collected from the IT desk on the second floor.")
+    span = quoting(desk, "A loan lasts up to 14 days.")
+    assert unstated_asked_value("how long can I keep a loan laptop?", [where]) == "time"
+    assert unstated_asked_value("how long can I keep a loan laptop?", [where, span]) is None
+    # a question that asks where, or yes or no, is not checked for a value
+    assert unstated_asked_value("where do I pick up a loan laptop?", [where]) is None
+    assert unstated_asked_value("can I borrow a loan laptop?", [where]) is None

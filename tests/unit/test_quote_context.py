@@ -372,6 +372,9 @@ def test_a_verb_that_carries_no_fact_may_be_the_paraphrases_own_though_the_chunk
     outages = chunk("hosting#outages", text, doc_id="hosting", title="Hosting", heading="Hosting > Outages").chunk
     quote = "For a first outage we provide advice on adding a standby generator."
     passes("For a first outage, we give advice on adding a standby generator.", outages, quote)
+    # only where the word after it is the quote's own: a clause added around it is still refused
+    refused("For a first outage, we provide advice on adding a standby generator, which gives them a month.",
+            outages, quote)
     # a word of another sentence that does carry a fact is still taken from elsewhere
     assert "elsewhere" in refused("For a first outage, we provide advice on adding a standby generator within "
                                   "a month.", outages, quote)
@@ -387,6 +390,10 @@ def test_a_quoted_name_may_be_called_what_the_chunk_calls_it() -> None:
     # the noun of the chunk's own name, not a word of another sentence beside it
     assert "elsewhere" in refused("The response target for an S1 incident on the Premium plan is 20 minutes, "
                                   "and the landlord is phoned.", targets, quote)
+    # a word that sets a value beside the name is a verb of another sentence, not what the name is
+    plans = chunk("people#plans", "- A PIP may be extended once, by up to 30 days.\n- A PIP lasts 45 days.",
+                  doc_id="people", title="People", heading="People > Plans").chunk
+    assert "elsewhere" in refused("A PIP lasts 30 days.", plans, "A PIP may be extended once, by up to 30 days.")
 
 
 def test_a_table_row_is_read_after_its_lead_and_what_the_leads_they_stands_for() -> None:

@@ -498,7 +498,8 @@ def _uncovered(claim_text: str, anchor: Anchor, similarity: "_Similarity", conte
     known_text = f"{stated}\n{_quoted_sentences(anchor)}"
     known = set(content_stems(known_text)) | {stem(part) for part in _word_parts(known_text)}
     outside = _outside(anchor)
-    elsewhere = set(content_stems(outside)) - known - _LIGHT_VERBS - _named_kinds(claim_text, anchor.evidence, outside)
+    paraphrased = _light_verbs(claim_text, anchor.evidence) | _named_kinds(claim_text, anchor.evidence, outside)
+    elsewhere = set(content_stems(outside)) - known - paraphrased
     imported = sorted({word for word in words(claim_text) if stem(word) in elsewhere and word not in STOPWORDS
                        and word not in organisation and not facts.negations(word)}
                       - _compounded(claim_text, stated))
@@ -507,15 +508,27 @@ def _uncovered(claim_text: str, anchor: Anchor, similarity: "_Similarity", conte
     return None
 
 
+def _light_verbs(claim_text: str, evidence: str) -> set[str]:
+    """The verbs of the claim that carry no fact of their own where the word after them is the quote's own ("gives
+    guidance" for "provide guidance"): a paraphrase's verb, not a word of another sentence ("take effect" is not
+    "effective", and "makes a visit worthwhile" adds a clause)."""
+    quoted = set(words(evidence))
+    tokens = [word for word in words(claim_text) if word not in _DETERMINERS]
+    return {stem(verb) for verb, after in itertools.pairwise(tokens)
+            if stem(verb) in _LIGHT_VERBS and after in quoted}
+
+
 def _named_kinds(claim_text: str, evidence: str, outside: str) -> set[str]:
     """What kind of thing a quoted name is, where the chunk says it right after the name as the claim does ("P1
     ticket" for a row "| P1 | 15 minutes |" of a chunk that writes "P1 tickets"): the name's noun, not a fact
-    taken from another sentence. A name here is a code ("P1", "SUP") or a word the claim capitalises mid-sentence."""
+    taken from another sentence. A name here is a code ("P1", "SUP") or a word the claim capitalises mid-sentence;
+    a word that sets a value beside the name ("A PIP lasts 30 days") is a verb, and a fact."""
     codes = {word.casefold() for word in re.findall(r"\b\w*(?:\d|[A-Z]{2})\w*\b", claim_text)}
     named = (codes | capitalised_names(claim_text)) & set(words(evidence)) - STOPWORDS
     pairs = {(first, stem(second)) for first, second in itertools.pairwise(words(outside))}
-    return {stem(second) for first, second in itertools.pairwise(words(claim_text))
-            if first in named and (first, stem(second)) in pairs}
+    said = words(claim_text)
+    return {stem(second) for first, second, third in zip(said, said[1:], [*said[2:], ""], strict=False)
+            if first in named and (first, stem(second)) in pairs and not facts.quantities(third)}
 
 
 def _unstated_condition(claim_text: str, anchor: Anchor, context: QuoteContext) -> str | None:

@@ -1012,7 +1012,7 @@ def _value_groups(anchor: Anchor) -> list[_ValueGroup]:
         shared: set[str] = set(content_stems(facts.subject_words(statement.context))) \
             if statement.kind == "item" else set()
         if groups and not groups[-1].values and _REFERRING_PRONOUNS & set(words(piece)):
-            shared |= groups[-1].stems  # "We used to do this (and get 1000s more applications)": the "this" before
+            shared |= groups[-1].stems
         valued: list[_ValueGroup] = []
         before = ""
         for segment in [piece] if row else facts.value_segments(piece):

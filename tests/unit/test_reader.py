@@ -17,7 +17,7 @@ from tests.unit import fakes
 STAFF = Principal(user_id="U1", roles=frozenset({"everyone"}))
 QUESTION = "How many days do customers have to return items?"
 REFUNDS = fakes.chunk("CHK-001", "Customers may return items within 30 days of delivery. Gift cards are sent by "
-                      "email within one hour of purchase.", doc_id="refunds", title="Refund Policy",
+                      "email within 2 hours of purchase.", doc_id="refunds", title="Refund Policy",
                       heading="Refund Policy > Returns", owner="#support-ops")
 
 
@@ -34,7 +34,7 @@ def pipeline(model: AnswerModel, reader: Reader, audit: fakes.MemoryAudit | None
 
 
 def test_a_true_quote_that_answers_another_question_is_refused() -> None:
-    model = fakes.ScriptedModel(claiming("Gift cards are sent by email within one hour of purchase."))
+    model = fakes.ScriptedModel(claiming("Gift cards are sent by email within 2 hours of purchase."))
 
     outcome, evidence = pipeline(model, fakes.KeywordReader("return")).ask_with_evidence(
         Question(text=QUESTION, principal=STAFF, audience=Audience.only(STAFF)))

@@ -223,7 +223,7 @@ def _before(text: str, quoted: Sequence[Statement]) -> list[str]:
     every = statements(text)
     if first.kind in ("row", "code"):
         earlier = [s for s in every if s.end <= first.start and s.kind != first.kind]
-        if not earlier or not text[earlier[-1].start:earlier[-1].end].rstrip(" *_").endswith(":"):
+        if not earlier or not _ends_with_colon(text, earlier[-1]):
             return []
         lead = earlier[-1]
         return [text[s.start:s.end] for s in _earlier_in_block(text, lead, every)[-(PRECEDING_SENTENCES - 1):]
@@ -259,10 +259,15 @@ def _introduction(text: str, quoted: Sequence[Statement]) -> list[str]:
 def _announced(text: str, quoted: Sequence[Statement]) -> list[str]:
     """What a quote that ends by announcing it ("Send the following email to the account owner:") announces: the
     statement right after it (the email's subject line)."""
-    if not quoted or not text[quoted[-1].start:quoted[-1].end].rstrip(" *_").endswith(":"):
+    if not quoted or not _ends_with_colon(text, quoted[-1]):
         return []
     following = [s for s in statements(text) if s.start >= quoted[-1].end]
     return [text[following[0].start:following[0].end]] if following else []
+
+
+def _ends_with_colon(text: str, statement: Statement) -> bool:
+    """Does the statement announce what follows it ("Send the following email to the account owner:")?"""
+    return text[statement.start:statement.end].rstrip(" *_").endswith(":")
 
 
 def points_back(sentence: str) -> bool:
